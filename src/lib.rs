@@ -1,0 +1,16 @@
+//! floorgate: a multi-tenant MCP gateway for the edge.
+//!
+//! Everything outside [`edge`] is the pure core: synchronous, target-independent and tested
+//! on the host. Time, randomness and I/O are handed in by the caller (the Worker shell or the
+//! CLI), never fetched here, so the same code ranks, resolves and dispatches in both.
+
+pub mod scaffold;
+pub mod tokenize;
+pub mod rank;
+pub mod catalog;
+pub mod policy;
+pub mod resolver;
+pub mod mcp;
+
+#[cfg(target_arch = "wasm32")]
+mod edge;
