@@ -10,6 +10,8 @@ pub mod rank;
 pub mod catalog;
 pub mod policy;
 pub mod resolver;
+pub mod control;
+pub mod outbound;
 pub mod mcp;
 
 #[cfg(target_arch = "wasm32")]

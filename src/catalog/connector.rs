@@ -1,0 +1,897 @@
+//! Connector definitions: who a connector talks to and which tools it offers.
+//!
+//! The same shape serves the deployment's directory and a tenant's private connectors, so one
+//! parser checks both. Everything the outbound path later relies on (the exact origin, a base
+//! path with no dot segments, path placeholders that name required arguments) is established
+//! here, once, when the document is read.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::doc::{expect_array, expect_str, kind_of, quote, read_id, Fields, JsonPath, Problems};
+
+/// `http` or `https`. Plain http is accepted only for loopback hosts (local testing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+impl Scheme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+/// A declared origin: scheme, lowercase host and effective port, compared exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub scheme: Scheme,
+    /// Lowercase DNS name, IPv4 address, or IPv6 address in brackets (`[::1]`).
+    pub host: String,
+    /// The effective port (the scheme's default when the origin names none).
+    pub port: u16,
+}
+
+impl Origin {
+    /// Parses `scheme://host[:port]` with nothing after it.
+    pub fn parse(text: &str) -> Result<Origin, String> {
+        let (scheme, rest) = if let Some(rest) = text.strip_prefix("https://") {
+            (Scheme::Https, rest)
+        } else if let Some(rest) = text.strip_prefix("http://") {
+            (Scheme::Http, rest)
+        } else {
+            return Err(format!(
+                "invalid origin {}: must start with \"https://\"",
+                quote(text)
+            ));
+        };
+        let shape_error = || {
+            format!(
+                "invalid origin {}: use scheme://host[:port] in lowercase, with no path, query, user or trailing \"/\"",
+                quote(text)
+            )
+        };
+        if rest.is_empty() || rest.contains(['/', '?', '#', '@', '\\']) {
+            return Err(shape_error());
+        }
+        let (host, port_text) = split_host_port(rest).ok_or_else(shape_error)?;
+        if !is_valid_host(host) {
+            return Err(shape_error());
+        }
+        let port = match port_text {
+            None => scheme.default_port(),
+            Some(p) => parse_port(p).ok_or_else(shape_error)?,
+        };
+        if scheme == Scheme::Http && !is_loopback_host(host) {
+            return Err(format!(
+                "invalid origin {}: plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)",
+                quote(text)
+            ));
+        }
+        Ok(Origin {
+            scheme,
+            host: host.to_owned(),
+            port,
+        })
+    }
+
+    pub fn is_loopback(&self) -> bool {
+        is_loopback_host(&self.host)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}://{}", self.scheme.as_str(), self.host)?;
+        if self.port != self.scheme.default_port() {
+            write!(f, ":{}", self.port)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits `host[:port]`, keeping IPv6 brackets on the host.
+pub(crate) fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
+    if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let host = &authority[..=end];
+        match &authority[end + 1..] {
+            "" => Some((host, None)),
+            rest => rest.strip_prefix(':').map(|p| (host, Some(p))),
+        }
+    } else {
+        match authority.split_once(':') {
+            None => Some((authority, None)),
+            Some((host, port)) => Some((host, Some(port))),
+        }
+    }
+}
+
+pub(crate) fn parse_port(text: &str) -> Option<u16> {
+    if text.is_empty() || text.len() > 5 || text.starts_with('0') {
+        return None;
+    }
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u16>().ok().filter(|&p| p != 0)
+}
+
+pub(crate) fn is_valid_host(host: &str) -> bool {
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return !inner.is_empty()
+            && inner.bytes().all(|b| {
+                b.is_ascii_digit() || (b'a'..=b'f').contains(&b) || b == b':' || b == b'.'
+            });
+    }
+    !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        })
+}
+
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    if host == "localhost" || host == "[::1]" {
+        return true;
+    }
+    let octets: Vec<&str> = host.split('.').collect();
+    octets.len() == 4
+        && octets[0] == "127"
+        && octets
+            .iter()
+            .all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok())
+}
+
+/// How a connection's credential is sent upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <secret>`.
+    Bearer,
+    /// `Authorization: Basic base64(<secret>)`, the secret being `user:password`.
+    Basic,
+    /// `<name>: <secret>` for APIs with their own key header.
+    Header(String),
+    /// No credential: a public API.
+    None,
+}
+
+/// An HTTP method a tool operation may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn parse(text: &str) -> Option<Method> {
+        Some(match text {
+            "GET" => Method::Get,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Whether requests of this method carry a JSON body.
+    pub fn has_body(self) -> bool {
+        matches!(self, Method::Post | Method::Put | Method::Patch)
+    }
+}
+
+/// One piece of a path template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathPart {
+    /// Literal text, already URL-safe.
+    Literal(String),
+    /// A `{name}` placeholder, replaced by the percent-encoded argument value.
+    Param(String),
+}
+
+/// Where arguments that no list names are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgPlace {
+    Query,
+    Body,
+}
+
+/// The HTTP request a tool makes, relative to its connector's origin and base path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    pub method: Method,
+    /// The template as written, e.g. `/repos/{owner}/{repo}/issues`.
+    pub path: String,
+    pub path_parts: Vec<PathPart>,
+    pub query: Vec<String>,
+    pub body: Vec<String>,
+    pub headers: Vec<String>,
+    /// Where the remaining declared arguments go.
+    pub rest: ArgPlace,
+}
+
+impl Operation {
+    /// Names of the path placeholders, in template order.
+    pub fn path_params(&self) -> impl Iterator<Item = &str> {
+        self.path_parts.iter().filter_map(|part| match part {
+            PathPart::Param(name) => Some(name.as_str()),
+            PathPart::Literal(_) => None,
+        })
+    }
+}
+
+/// A tool as declared by a connector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object with `"type": "object"`.
+    pub input_schema: Value,
+    /// MCP annotations (`readOnlyHint`, `title`, …), passed through as written.
+    pub annotations: Map<String, Value>,
+    /// `None` for directory tools that are listed but cannot run.
+    pub operation: Option<Operation>,
+}
+
+/// Where a connector was defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectorSource {
+    Directory,
+    Private,
+}
+
+/// A product the gateway can talk to, with its tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connector {
+    pub id: String,
+    pub label: String,
+    pub origin: Origin,
+    /// `""` or a path like `/v1` with no trailing slash; every outbound path starts with it.
+    pub base_path: String,
+    pub auth: AuthScheme,
+    pub tools: Vec<ToolDef>,
+    pub source: ConnectorSource,
+}
+
+impl Connector {
+    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// Advertised tool names: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Literal characters allowed in a base path or a path template (RFC 3986 `pchar` without `%`).
+fn is_path_literal_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b)
+}
+
+pub(crate) fn is_valid_base_path(path: &str) -> bool {
+    if path.is_empty() {
+        return true;
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    rest.split('/').all(|segment| {
+        !segment.is_empty()
+            && segment != "."
+            && segment != ".."
+            && segment.bytes().all(is_path_literal_byte)
+    })
+}
+
+fn parse_path_template(template: &str) -> Result<Vec<PathPart>, String> {
+    let invalid = |why: &str| format!("invalid path template {}: {why}", quote(template));
+    if !template.starts_with('/') {
+        return Err(invalid("must start with \"/\""));
+    }
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut chars = template.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '{' => {
+                let mut name = String::new();
+                let mut closed = false;
+                for (_, c) in chars.by_ref() {
+                    if c == '}' {
+                        closed = true;
+                        break;
+                    }
+                    name.push(c);
+                }
+                if !closed {
+                    return Err(invalid("a \"{\" is never closed"));
+                }
+                if name.is_empty()
+                    || !name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+                {
+                    return Err(invalid("placeholder names use letters, digits, \"_\", \"-\" and \".\""));
+                }
+                if !literal.is_empty() {
+                    parts.push(PathPart::Literal(std::mem::take(&mut literal)));
+                }
+                parts.push(PathPart::Param(name));
+            }
+            '}' => return Err(invalid("a \"}\" has no matching \"{\"")),
+            '/' => literal.push('/'),
+            c if c.is_ascii() && is_path_literal_byte(c as u8) => literal.push(c),
+            _ => {
+                return Err(invalid(
+                    "only letters, digits, \"/\", \"{param}\" and -._~!$&'()*+,;=:@ are allowed (no query, fragment or %)",
+                ))
+            }
+        }
+    }
+    if !literal.is_empty() {
+        parts.push(PathPart::Literal(literal));
+    }
+    // Dot segments and empty segments in the literal skeleton would let the template escape
+    // the base path once normalised.
+    let skeleton: String = parts
+        .iter()
+        .map(|p| match p {
+            PathPart::Literal(l) => l.as_str(),
+            PathPart::Param(_) => "x",
+        })
+        .collect();
+    if skeleton != "/"
+        && skeleton[1..]
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == "..")
+    {
+        return Err(invalid("no empty, \".\" or \"..\" segments"));
+    }
+    Ok(parts)
+}
+
+const ANNOTATION_HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// The names the gateway uses for its own tools; no connector may define them.
+pub fn is_reserved_tool_name(name: &str) -> bool {
+    crate::control::RESERVED_TOOL_NAMES.contains(&name)
+}
+
+/// Reads one connector definition. `require_operations` is set for private connectors.
+pub(crate) fn parse_connector(
+    value: &Value,
+    path: &JsonPath,
+    source: ConnectorSource,
+    problems: &mut Problems,
+) -> Option<Connector> {
+    const FIELDS: &[&str] = &["id", "label", "origin", "base_path", "auth", "tools"];
+    let fields = Fields::of(value, path, FIELDS, problems)?;
+    let id = read_id(&fields, "id", problems);
+    let label = fields.required_str("label", problems).and_then(|label| {
+        if label.trim().is_empty() {
+            problems.push(&fields.path("label"), "must not be empty");
+            None
+        } else {
+            Some(label)
+        }
+    });
+    let origin =
+        fields
+            .required_str("origin", problems)
+            .and_then(|text| match Origin::parse(text) {
+                Ok(origin) => Some(origin),
+                Err(message) => {
+                    problems.push(&fields.path("origin"), message);
+                    None
+                }
+            });
+    let base_path = match fields.optional_str("base_path", problems) {
+        None => Some(String::new()),
+        Some(p) if is_valid_base_path(p) => Some(p.to_owned()),
+        Some(p) => {
+            problems.push(
+                &fields.path("base_path"),
+                format!(
+                    "invalid base path {}: use \"\" or \"/segment/...\" with no trailing \"/\", no \".\" or \"..\" segments, no query or %",
+                    quote(p)
+                ),
+            );
+            None
+        }
+    };
+    let auth = fields
+        .required("auth", problems)
+        .and_then(|v| parse_auth(v, &fields.path("auth"), problems));
+    let tools = fields
+        .required("tools", problems)
+        .and_then(|v| expect_array(v, &fields.path("tools"), problems))
+        .map(|items| parse_tools(items, &fields.path("tools"), source, problems))
+        .unwrap_or_default();
+    Some(Connector {
+        id: id?.to_owned(),
+        label: label?.to_owned(),
+        origin: origin?,
+        base_path: base_path?,
+        auth: auth?,
+        tools,
+        source,
+    })
+}
+
+fn parse_auth(value: &Value, path: &JsonPath, problems: &mut Problems) -> Option<AuthScheme> {
+    let fields = Fields::of(value, path, &["scheme", "header"], problems)?;
+    let scheme = fields.required_str("scheme", problems)?;
+    let header = fields.optional_str("header", problems);
+    let scheme = match scheme {
+        "bearer" => AuthScheme::Bearer,
+        "basic" => AuthScheme::Basic,
+        "none" => AuthScheme::None,
+        "header" => {
+            let Some(name) = header else {
+                problems.push(
+                    &fields.path("header"),
+                    "required when scheme is \"header\" (the header that carries the key, e.g. \"X-Api-Key\")",
+                );
+                return None;
+            };
+            if !is_header_name(name) || is_forbidden_header(name) {
+                problems.push(
+                    &fields.path("header"),
+                    format!("invalid credential header {}: use an HTTP header name other than Host, Content-Length, Content-Type, Cookie, Connection or Transfer-Encoding", quote(name)),
+                );
+                return None;
+            }
+            return Some(AuthScheme::Header(name.to_owned()));
+        }
+        other => {
+            problems.push(
+                &fields.path("scheme"),
+                format!(
+                    "unknown scheme {} (expected \"bearer\", \"basic\", \"header\" or \"none\")",
+                    quote(other)
+                ),
+            );
+            return None;
+        }
+    };
+    if header.is_some() {
+        problems.push(
+            &fields.path("header"),
+            "only allowed when scheme is \"header\"",
+        );
+        return None;
+    }
+    Some(scheme)
+}
+
+pub(crate) fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+pub(crate) fn is_forbidden_header(name: &str) -> bool {
+    [
+        "host",
+        "content-length",
+        "content-type",
+        "cookie",
+        "connection",
+        "transfer-encoding",
+        "authorization",
+    ]
+    .iter()
+    .any(|f| name.eq_ignore_ascii_case(f))
+}
+
+fn parse_tools(
+    items: &[Value],
+    path: &JsonPath,
+    source: ConnectorSource,
+    problems: &mut Problems,
+) -> Vec<ToolDef> {
+    let mut first_seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tools = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = path.index(i);
+        let Some(tool) = parse_tool(item, &at, source, problems) else {
+            continue;
+        };
+        if let Some(first) = first_seen.get(&tool.name) {
+            problems.push(
+                &at.field("name"),
+                format!(
+                    "duplicate tool name {} (first defined at {})",
+                    quote(&tool.name),
+                    path.index(*first)
+                ),
+            );
+            continue;
+        }
+        first_seen.insert(tool.name.clone(), i);
+        tools.push(tool);
+    }
+    tools
+}
+
+fn parse_tool(
+    value: &Value,
+    path: &JsonPath,
+    source: ConnectorSource,
+    problems: &mut Problems,
+) -> Option<ToolDef> {
+    const FIELDS: &[&str] = &[
+        "name",
+        "description",
+        "inputSchema",
+        "annotations",
+        "operation",
+    ];
+    let fields = Fields::of(value, path, FIELDS, problems)?;
+    let name = fields.required_str("name", problems).and_then(|name| {
+        if !is_valid_tool_name(name) {
+            problems.push(
+                &fields.path("name"),
+                format!(
+                    "invalid tool name {}: use 1-64 characters of A-Z, a-z, 0-9, \"_\" and \"-\"",
+                    quote(name)
+                ),
+            );
+            None
+        } else if is_reserved_tool_name(name) {
+            problems.push(
+                &fields.path("name"),
+                format!("tool name {} is reserved by the gateway", quote(name)),
+            );
+            None
+        } else {
+            Some(name)
+        }
+    });
+    let description = fields.required_str("description", problems).and_then(|d| {
+        if d.trim().is_empty() {
+            problems.push(&fields.path("description"), "must not be empty");
+            None
+        } else {
+            Some(d)
+        }
+    });
+    let schema_path = fields.path("inputSchema");
+    let input_schema = fields
+        .required("inputSchema", problems)
+        .and_then(|v| check_input_schema(v, &schema_path, problems).then_some(v));
+    let annotations = match fields.optional("annotations") {
+        None => Some(Map::new()),
+        Some(v) => parse_annotations(v, &fields.path("annotations"), problems),
+    };
+    let operation = match fields.optional("operation") {
+        None => {
+            if source == ConnectorSource::Private {
+                problems.push(
+                    &fields.path("operation"),
+                    "required for a private connector's tool (only directory tools may omit it)",
+                );
+                return None;
+            }
+            None
+        }
+        Some(v) => Some(parse_operation(
+            v,
+            &fields.path("operation"),
+            input_schema,
+            problems,
+        )?),
+    };
+    Some(ToolDef {
+        name: name?.to_owned(),
+        description: description?.to_owned(),
+        input_schema: input_schema?.clone(),
+        annotations: annotations?,
+        operation,
+    })
+}
+
+/// The top level of a tool's `inputSchema`: what the resolver and the argument checks rely on.
+fn check_input_schema(value: &Value, path: &JsonPath, problems: &mut Problems) -> bool {
+    let Value::Object(schema) = value else {
+        problems.push(path, format!("expected an object, got {}", kind_of(value)));
+        return false;
+    };
+    let before = problems.len();
+    if schema.get("type") != Some(&Value::String("object".into())) {
+        problems.push(&path.field("type"), "must be \"object\"");
+    }
+    let properties = match schema.get("properties") {
+        None => None,
+        Some(Value::Object(props)) => {
+            for (key, prop) in props {
+                if !matches!(prop, Value::Object(_) | Value::Bool(_)) {
+                    problems.push(
+                        &path.field("properties").field(key),
+                        format!("expected a schema object, got {}", kind_of(prop)),
+                    );
+                }
+            }
+            if props.contains_key(crate::resolver::CONNECTION_ARGUMENT) {
+                problems.push(
+                    &path.field("properties").field(crate::resolver::CONNECTION_ARGUMENT),
+                    "the argument name \"connection\" is reserved by the gateway (it picks the account of a merged tool)",
+                );
+            }
+            Some(props)
+        }
+        Some(other) => {
+            problems.push(
+                &path.field("properties"),
+                format!("expected an object, got {}", kind_of(other)),
+            );
+            None
+        }
+    };
+    if let Some(required) = schema.get("required") {
+        let required_path = path.field("required");
+        if let Some(items) = expect_array(required, &required_path, problems) {
+            for (i, item) in items.iter().enumerate() {
+                let at = required_path.index(i);
+                if let Some(name) = expect_str(item, &at, problems) {
+                    if !properties.is_some_and(|p| p.contains_key(name)) {
+                        problems.push(
+                            &at,
+                            format!("{} is not in inputSchema.properties", quote(name)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    problems.len() == before
+}
+
+fn parse_annotations(
+    value: &Value,
+    path: &JsonPath,
+    problems: &mut Problems,
+) -> Option<Map<String, Value>> {
+    let Value::Object(map) = value else {
+        problems.push(path, format!("expected an object, got {}", kind_of(value)));
+        return None;
+    };
+    let mut ok = true;
+    for hint in ANNOTATION_HINTS {
+        if let Some(v) = map.get(hint) {
+            if !v.is_boolean() {
+                problems.push(
+                    &path.field(hint),
+                    format!("expected a boolean, got {}", kind_of(v)),
+                );
+                ok = false;
+            }
+        }
+    }
+    if let Some(v) = map.get("title") {
+        if !v.is_string() {
+            problems.push(
+                &path.field("title"),
+                format!("expected a string, got {}", kind_of(v)),
+            );
+            ok = false;
+        }
+    }
+    ok.then(|| map.clone())
+}
+
+fn parse_operation(
+    value: &Value,
+    path: &JsonPath,
+    input_schema: Option<&Value>,
+    problems: &mut Problems,
+) -> Option<Operation> {
+    const FIELDS: &[&str] = &["method", "path", "query", "body", "headers", "rest"];
+    let fields = Fields::of(value, path, FIELDS, problems)?;
+    let method = fields
+        .required_str("method", problems)
+        .and_then(|m| match Method::parse(m) {
+            Some(method) => Some(method),
+            None => {
+                problems.push(
+                    &fields.path("method"),
+                    format!(
+                        "unknown method {} (expected GET, POST, PUT, PATCH or DELETE)",
+                        quote(m)
+                    ),
+                );
+                None
+            }
+        });
+    let template = fields.required_str("path", problems);
+    let path_parts = template.and_then(|t| match parse_path_template(t) {
+        Ok(parts) => Some(parts),
+        Err(message) => {
+            problems.push(&fields.path("path"), message);
+            None
+        }
+    });
+    let rest = match fields.optional_str("rest", problems) {
+        None => method.map(|m| {
+            if m.has_body() {
+                ArgPlace::Body
+            } else {
+                ArgPlace::Query
+            }
+        }),
+        Some("query") => Some(ArgPlace::Query),
+        Some("body") => Some(ArgPlace::Body),
+        Some(other) => {
+            problems.push(
+                &fields.path("rest"),
+                format!(
+                    "unknown place {} (expected \"query\" or \"body\")",
+                    quote(other)
+                ),
+            );
+            None
+        }
+    };
+    let (method, path_parts, rest, template) = (method?, path_parts?, rest?, template?);
+    if rest == ArgPlace::Body && !method.has_body() {
+        problems.push(
+            &fields.path("rest"),
+            format!("a {} request has no body", method.as_str()),
+        );
+    }
+    // Without a usable schema the argument lists cannot be checked; its problems are reported.
+    let schema = input_schema?;
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let declared = |name: &str| properties.is_some_and(|p| p.contains_key(name));
+
+    let mut placed: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut seen_params = Vec::new();
+    for name in path_parts.iter().filter_map(|p| match p {
+        PathPart::Param(n) => Some(n.as_str()),
+        PathPart::Literal(_) => None,
+    }) {
+        if seen_params.contains(&name) {
+            problems.push(
+                &fields.path("path"),
+                format!("placeholder {{{name}}} appears twice"),
+            );
+        } else if !declared(name) || !required.contains(&name) {
+            problems.push(
+                &fields.path("path"),
+                format!("placeholder {{{name}}} must be a required argument in inputSchema"),
+            );
+        }
+        seen_params.push(name);
+        placed.insert(name.to_owned(), "path");
+    }
+    let mut lists = [Vec::new(), Vec::new(), Vec::new()];
+    for (slot, (key, place)) in [("query", "query"), ("body", "body"), ("headers", "headers")]
+        .into_iter()
+        .enumerate()
+    {
+        let Some(names) = fields.optional_strings(key, problems) else {
+            continue;
+        };
+        if key == "body" && !method.has_body() && !names.is_empty() {
+            problems.push(
+                &fields.path("body"),
+                format!("a {} request has no body", method.as_str()),
+            );
+        }
+        for (at, name) in names {
+            if !declared(name) {
+                problems.push(
+                    &at,
+                    format!(
+                        "{} is not an argument of this tool (not in inputSchema.properties)",
+                        quote(name)
+                    ),
+                );
+            } else if let Some(other) = placed.get(name) {
+                problems.push(
+                    &at,
+                    format!("argument {} is already sent in the {other}", quote(name)),
+                );
+            } else if key == "headers" && (!is_header_name(name) || is_forbidden_header(name)) {
+                problems.push(
+                    &at,
+                    format!(
+                        "argument {} cannot be sent as a header (not a permitted header name)",
+                        quote(name)
+                    ),
+                );
+            } else {
+                placed.insert(name.to_owned(), place);
+                lists[slot].push(name.to_owned());
+            }
+        }
+    }
+    let [query, body, headers] = lists;
+    Some(Operation {
+        method,
+        path: template.to_owned(),
+        path_parts,
+        query,
+        body,
+        headers,
+        rest,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_compare_by_effective_port() {
+        let a = Origin::parse("https://api.example.com").unwrap();
+        let b = Origin::parse("https://api.example.com:443").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.to_string(), "https://api.example.com");
+        assert!(Origin::parse("https://API.example.com").is_err());
+        assert!(Origin::parse("https://user@api.example.com").is_err());
+        assert!(Origin::parse("http://api.example.com").is_err());
+        assert!(Origin::parse("http://127.0.0.1:8080").is_ok());
+        assert!(Origin::parse("https://api.example.com/").is_err());
+    }
+
+    #[test]
+    fn templates_reject_escapes() {
+        assert!(parse_path_template("/a/{b}/c").is_ok());
+        assert!(parse_path_template("/a/../c").is_err());
+        assert!(parse_path_template("/a?x=1").is_err());
+        assert!(parse_path_template("/a/%2e").is_err());
+        assert!(parse_path_template("/a//b").is_err());
+        assert!(parse_path_template("/").is_ok());
+    }
+}

@@ -1,0 +1,485 @@
+//! The connector directory and a tenant's catalog, parsed once into validated types.
+//!
+//! Both documents come from KV as raw JSON written by an operator. They are checked here in
+//! full (every problem is reported with its path, nothing is half-applied) and turned into types
+//! the resolver can trust without re-checking: ids are well-formed, tool names are unique within
+//! the tenant, every connection names a connector the tenant has, every origin is exact.
+//!
+//! The directory is deployment-wide public knowledge; a catalog references its connectors by id
+//! and shares them (`Arc`) instead of copying them per tenant.
+
+mod connector;
+mod doc;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use connector::{
+    is_reserved_tool_name, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource,
+    Method, Operation, Origin, PathPart, Scheme, ToolDef,
+};
+pub use doc::{DocumentError, DocumentErrors, JsonPath};
+
+pub(crate) use doc::{
+    check_schema_version, expect_array, expect_str, parse_json, quote, read_id, Fields, Problems,
+};
+
+/// The deployment's connector directory: every connector this gateway offers.
+#[derive(Debug, Clone, Default)]
+pub struct Directory {
+    connectors: Vec<Arc<Connector>>,
+    by_id: BTreeMap<String, usize>,
+}
+
+impl Directory {
+    /// Parses and validates a directory document.
+    pub fn parse(text: &str) -> Result<Directory, DocumentErrors> {
+        Self::from_value(&parse_json(text, "directory")?)
+    }
+
+    pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
+        let mut problems = Problems::default();
+        let root = JsonPath::root();
+        let Some(fields) = Fields::of(value, &root, &["schema", "connectors"], &mut problems)
+        else {
+            return Err(problems.into_errors("directory"));
+        };
+        check_schema_version(&fields, &mut problems);
+        let mut directory = Directory::default();
+        let list_path = fields.path("connectors");
+        let items = fields
+            .required("connectors", &mut problems)
+            .and_then(|v| expect_array(v, &list_path, &mut problems))
+            .unwrap_or_default();
+        for (i, item) in items.iter().enumerate() {
+            let at = list_path.index(i);
+            let Some(connector) =
+                connector::parse_connector(item, &at, ConnectorSource::Directory, &mut problems)
+            else {
+                continue;
+            };
+            if let Some(&first) = directory.by_id.get(&connector.id) {
+                problems.push(
+                    &at.field("id"),
+                    format!(
+                        "duplicate connector id {} (first defined at {})",
+                        quote(&connector.id),
+                        list_path.index(first)
+                    ),
+                );
+                continue;
+            }
+            directory.by_id.insert(connector.id.clone(), i);
+            directory.connectors.push(Arc::new(connector));
+        }
+        // `by_id` must index into `connectors`, which skips invalid entries.
+        directory.by_id = directory
+            .connectors
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i))
+            .collect();
+        problems.into_result("directory", directory)
+    }
+
+    pub fn connectors(&self) -> &[Arc<Connector>] {
+        &self.connectors
+    }
+
+    pub fn connector(&self, id: &str) -> Option<&Arc<Connector>> {
+        self.by_id.get(id).map(|&i| &self.connectors[i])
+    }
+}
+
+/// Whether a connection may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionStatus {
+    Active,
+    /// Kept in the catalog (and visible when browsing) but never advertised or executed.
+    Disabled,
+}
+
+impl ConnectionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectionStatus::Active => "active",
+            ConnectionStatus::Disabled => "disabled",
+        }
+    }
+}
+
+/// A connected account of one connector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub id: String,
+    /// The id of a connector of the same catalog.
+    pub connector: String,
+    /// Shown to members and used as the `connection` value of merged tools.
+    pub label: String,
+    /// The name of the Worker secret holding the credential; `None` only for `auth: none`.
+    pub credential: Option<String>,
+    pub status: ConnectionStatus,
+}
+
+/// Where a tool lives in a catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolRef {
+    pub connector: usize,
+    pub tool: usize,
+}
+
+/// A tenant's catalog: its connectors (directory or private) and its connections.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub tenant: String,
+    connectors: Vec<Arc<Connector>>,
+    connections: Vec<Connection>,
+    tools: BTreeMap<String, ToolRef>,
+}
+
+/// Worker secret names: like environment variables.
+pub fn is_valid_secret_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && (bytes[0].is_ascii_alphabetic() || bytes[0] == b'_')
+        && bytes
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn label_problem(label: &str) -> Option<&'static str> {
+    if label.trim().is_empty() {
+        Some("must not be empty")
+    } else if label.chars().count() > 64 {
+        Some("must be at most 64 characters")
+    } else if label.trim() != label {
+        Some("must not start or end with whitespace")
+    } else if label
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\')
+    {
+        Some("must not contain control characters, '\"' or '\\'")
+    } else {
+        None
+    }
+}
+
+impl Catalog {
+    /// Parses and validates a tenant's catalog against the deployment's directory.
+    pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+        Self::from_value(&parse_json(text, "catalog")?, directory)
+    }
+
+    pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+        const FIELDS: &[&str] = &[
+            "schema",
+            "tenant",
+            "connectors",
+            "private_connectors",
+            "connections",
+        ];
+        let mut problems = Problems::default();
+        let root = JsonPath::root();
+        let Some(fields) = Fields::of(value, &root, FIELDS, &mut problems) else {
+            return Err(problems.into_errors("catalog"));
+        };
+        check_schema_version(&fields, &mut problems);
+        let tenant = read_id(&fields, "tenant", &mut problems);
+
+        // (connector, where it was named) for collision messages.
+        let mut connectors: Vec<(Arc<Connector>, JsonPath)> = Vec::new();
+        if let Some(refs) = fields.optional("connectors") {
+            let list_path = fields.path("connectors");
+            for (i, item) in expect_array(refs, &list_path, &mut problems)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let at = list_path.index(i);
+                let Some(id) = expect_str(item, &at, &mut problems) else {
+                    continue;
+                };
+                match directory.connector(id) {
+                    None => {
+                        problems.push(&at, format!("unknown directory connector {}", quote(id)))
+                    }
+                    Some(_) if connectors.iter().any(|(c, _)| c.id == id) => {
+                        problems.push(&at, format!("connector {} is listed twice", quote(id)))
+                    }
+                    Some(connector) => connectors.push((Arc::clone(connector), at)),
+                }
+            }
+        }
+        if let Some(private) = fields.optional("private_connectors") {
+            let list_path = fields.path("private_connectors");
+            for (i, item) in expect_array(private, &list_path, &mut problems)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let at = list_path.index(i);
+                let Some(connector) =
+                    connector::parse_connector(item, &at, ConnectorSource::Private, &mut problems)
+                else {
+                    continue;
+                };
+                if directory.connector(&connector.id).is_some() {
+                    problems.push(
+                        &at.field("id"),
+                        format!(
+                            "connector id {} is already a directory connector (reference it in connectors instead)",
+                            quote(&connector.id)
+                        ),
+                    );
+                } else if let Some((_, first)) =
+                    connectors.iter().find(|(c, _)| c.id == connector.id)
+                {
+                    problems.push(
+                        &at.field("id"),
+                        format!(
+                            "duplicate connector id {} (first defined at {first})",
+                            quote(&connector.id)
+                        ),
+                    );
+                } else {
+                    connectors.push((Arc::new(connector), at));
+                }
+            }
+        }
+
+        let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
+        for (ci, (connector, at)) in connectors.iter().enumerate() {
+            for (ti, tool) in connector.tools.iter().enumerate() {
+                if let Some(existing) = tools.get(&tool.name) {
+                    let owner = &connectors[existing.connector].0.id;
+                    let message = format!(
+                        "tool {} of connector {} is also defined by connector {} (tool names must be unique within a tenant)",
+                        quote(&tool.name),
+                        quote(&connector.id),
+                        quote(owner)
+                    );
+                    let path = match connector.source {
+                        ConnectorSource::Directory => at.clone(),
+                        ConnectorSource::Private => {
+                            raw_tool_index(value, at, &tool.name).unwrap_or_else(|| at.clone())
+                        }
+                    };
+                    problems.push(&path, message);
+                    continue;
+                }
+                tools.insert(
+                    tool.name.clone(),
+                    ToolRef {
+                        connector: ci,
+                        tool: ti,
+                    },
+                );
+            }
+        }
+
+        let mut connections: Vec<Connection> = Vec::new();
+        if let Some(list) = fields.optional("connections") {
+            let list_path = fields.path("connections");
+            let mut first_id: BTreeMap<String, usize> = BTreeMap::new();
+            let mut first_label: BTreeMap<(String, String), usize> = BTreeMap::new();
+            for (i, item) in expect_array(list, &list_path, &mut problems)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let at = list_path.index(i);
+                let Some(connection) = parse_connection(item, &at, &connectors, &mut problems)
+                else {
+                    continue;
+                };
+                if let Some(first) = first_id.get(&connection.id) {
+                    problems.push(
+                        &at.field("id"),
+                        format!(
+                            "duplicate connection id {} (first defined at {})",
+                            quote(&connection.id),
+                            list_path.index(*first)
+                        ),
+                    );
+                    continue;
+                }
+                let label_key = (connection.connector.clone(), connection.label.clone());
+                if let Some(first) = first_label.get(&label_key) {
+                    problems.push(
+                        &at.field("label"),
+                        format!(
+                            "duplicate label {} for connector {} (first used at {}); labels name the account in merged tools",
+                            quote(&connection.label),
+                            quote(&connection.connector),
+                            list_path.index(*first)
+                        ),
+                    );
+                    continue;
+                }
+                first_id.insert(connection.id.clone(), i);
+                first_label.insert(label_key, i);
+                connections.push(connection);
+            }
+        }
+
+        let catalog = Catalog {
+            tenant: tenant.unwrap_or_default().to_owned(),
+            connectors: connectors.into_iter().map(|(c, _)| c).collect(),
+            connections,
+            tools,
+        };
+        problems.into_result("catalog", catalog)
+    }
+
+    /// The tenant's connectors: directory ones first (in the order listed), then private ones.
+    pub fn connectors(&self) -> &[Arc<Connector>] {
+        &self.connectors
+    }
+
+    pub fn connector(&self, id: &str) -> Option<&Arc<Connector>> {
+        self.connectors.iter().find(|c| c.id == id)
+    }
+
+    pub fn connections(&self) -> &[Connection] {
+        &self.connections
+    }
+
+    pub fn connection(&self, id: &str) -> Option<&Connection> {
+        self.connections.iter().find(|c| c.id == id)
+    }
+
+    /// The connections of one connector, in document order.
+    pub fn connections_of<'a>(
+        &'a self,
+        connector: &'a str,
+    ) -> impl Iterator<Item = &'a Connection> {
+        self.connections
+            .iter()
+            .filter(move |c| c.connector == connector)
+    }
+
+    /// A tool by its tenant-unique name, with the connector that defines it.
+    pub fn tool(&self, name: &str) -> Option<(&Arc<Connector>, &ToolDef)> {
+        let at = self.tools.get(name)?;
+        let connector = self.connectors.get(at.connector)?;
+        Some((connector, connector.tools.get(at.tool)?))
+    }
+
+    /// Every tool of every connector, by connector in catalog order.
+    pub fn tools(&self) -> impl Iterator<Item = (&Arc<Connector>, &ToolDef)> {
+        self.connectors
+            .iter()
+            .flat_map(|c| c.tools.iter().map(move |t| (c, t)))
+    }
+
+    /// Whether any tool of the tenant has this exact name.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+}
+
+/// The path of `tools[j].name` inside a private connector, for a precise collision message.
+fn raw_tool_index(root: &Value, connector_path: &JsonPath, name: &str) -> Option<JsonPath> {
+    let index: usize = connector_path
+        .as_str()
+        .strip_prefix("private_connectors[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()?;
+    let tools = root
+        .get("private_connectors")?
+        .get(index)?
+        .get("tools")?
+        .as_array()?;
+    let j = tools
+        .iter()
+        .position(|t| t.get("name").and_then(Value::as_str) == Some(name))?;
+    Some(connector_path.field("tools").index(j).field("name"))
+}
+
+fn parse_connection(
+    value: &Value,
+    path: &JsonPath,
+    connectors: &[(Arc<Connector>, JsonPath)],
+    problems: &mut Problems,
+) -> Option<Connection> {
+    const FIELDS: &[&str] = &["id", "connector", "label", "credential", "status"];
+    let fields = Fields::of(value, path, FIELDS, problems)?;
+    let id = read_id(&fields, "id", problems);
+    let connector = fields.required_str("connector", problems).and_then(|id| {
+        let found = connectors.iter().find(|(c, _)| c.id == id).map(|(c, _)| c);
+        if found.is_none() {
+            problems.push(
+                &fields.path("connector"),
+                format!("unknown connector {}", quote(id)),
+            );
+        }
+        found
+    });
+    let label =
+        fields
+            .required_str("label", problems)
+            .and_then(|label| match label_problem(label) {
+                None => Some(label),
+                Some(why) => {
+                    problems.push(&fields.path("label"), why);
+                    None
+                }
+            });
+    let credential = fields.optional_str("credential", problems);
+    if let Some(name) = credential {
+        if !is_valid_secret_name(name) {
+            problems.push(
+                &fields.path("credential"),
+                format!(
+                    "invalid secret name {}: use letters, digits and \"_\", not starting with a digit (like NOTION_TOKEN)",
+                    quote(name)
+                ),
+            );
+        }
+    }
+    if let Some(connector) = connector {
+        match (&connector.auth, credential) {
+            (AuthScheme::None, Some(_)) => problems.push(
+                &fields.path("credential"),
+                format!(
+                    "connector {} uses no credential (auth scheme \"none\"); remove this field",
+                    quote(&connector.id)
+                ),
+            ),
+            (AuthScheme::None, None) | (_, Some(_)) => {}
+            (_, None) => problems.push(
+                &fields.path("credential"),
+                "required field is missing (the name of the Worker secret holding this account's credential)",
+            ),
+        }
+    }
+    let status = match fields.optional_str("status", problems) {
+        None | Some("active") => Some(ConnectionStatus::Active),
+        Some("disabled") => Some(ConnectionStatus::Disabled),
+        Some(other) => {
+            problems.push(
+                &fields.path("status"),
+                format!(
+                    "unknown status {} (expected \"active\" or \"disabled\")",
+                    quote(other)
+                ),
+            );
+            None
+        }
+    };
+    let credential = match credential {
+        Some(name) if !is_valid_secret_name(name) => return None,
+        other => other.map(str::to_owned),
+    };
+    Some(Connection {
+        id: id?.to_owned(),
+        connector: connector?.id.clone(),
+        label: label?.to_owned(),
+        credential,
+        status: status?,
+    })
+}

@@ -1,0 +1,566 @@
+//! Every validation rule of the directory and catalog documents, with its exact message.
+
+use floorgate::catalog::{AuthScheme, Catalog, ConnectionStatus, Directory, Method};
+use serde_json::{json, Value};
+
+fn tool(name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": "Does one thing.",
+        "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        "operation": {"method": "GET", "path": "/things/{id}"}
+    })
+}
+
+fn connector(id: &str, tools: Vec<Value>) -> Value {
+    json!({
+        "id": id,
+        "label": id.to_uppercase(),
+        "origin": format!("https://api.{id}.example"),
+        "base_path": "/v1",
+        "auth": {"scheme": "bearer"},
+        "tools": tools
+    })
+}
+
+fn directory_doc() -> Value {
+    json!({"schema": 1, "connectors": [
+        connector("notion", vec![tool("notion_get"), tool("notion_put")]),
+        connector("linear", vec![tool("linear_get")]),
+        connector("gitlab", vec![tool("notion_get")]),
+        {"id": "hn", "label": "Hacker News", "origin": "https://hn.example", "auth": {"scheme": "none"},
+         "tools": [{"name": "hn_top", "description": "Top stories.", "inputSchema": {"type": "object"}}]}
+    ]})
+}
+
+fn directory() -> Directory {
+    Directory::from_value(&directory_doc()).expect("the test directory is valid")
+}
+
+fn directory_errors(doc: Value) -> Vec<String> {
+    Directory::from_value(&doc)
+        .expect_err("expected problems")
+        .lines()
+}
+
+/// A directory with one connector whose first tool is replaced by `tool`.
+fn tool_errors(tool: Value) -> Vec<String> {
+    directory_errors(json!({"schema": 1, "connectors": [connector("x", vec![tool])]}))
+}
+
+fn catalog_doc() -> Value {
+    json!({
+        "schema": 1,
+        "tenant": "acme",
+        "connectors": ["notion", "linear", "hn"],
+        "connections": [
+            {"id": "notion-eng", "connector": "notion", "label": "Engineering", "credential": "NOTION_ENG"},
+            {"id": "notion-ops", "connector": "notion", "label": "Ops", "credential": "NOTION_OPS", "status": "disabled"},
+            {"id": "hn", "connector": "hn", "label": "Public"}
+        ]
+    })
+}
+
+fn catalog_errors(doc: Value) -> Vec<String> {
+    Catalog::from_value(&doc, &directory())
+        .expect_err("expected problems")
+        .lines()
+}
+
+/// `doc` with the value at `pointer` set (the parent must exist; the last key may be new).
+fn with(mut doc: Value, pointer: &str, value: Value) -> Value {
+    let (parent, key) = pointer.rsplit_once('/').expect("a JSON pointer");
+    let parent = doc.pointer_mut(parent).expect("parent exists");
+    match parent {
+        Value::Array(items) => items[key.parse::<usize>().expect("an index")] = value,
+        Value::Object(map) => {
+            map.insert(key.to_owned(), value);
+        }
+        _ => panic!("parent is neither array nor object"),
+    }
+    doc
+}
+
+#[test]
+fn a_valid_catalog_parses_into_typed_values() {
+    let catalog = Catalog::from_value(&catalog_doc(), &directory()).unwrap();
+    assert_eq!(catalog.tenant, "acme");
+    assert_eq!(catalog.connectors().len(), 3);
+    let (connector, tool) = catalog.tool("notion_get").unwrap();
+    assert_eq!(connector.id, "notion");
+    assert_eq!(connector.auth, AuthScheme::Bearer);
+    assert_eq!(connector.origin.to_string(), "https://api.notion.example");
+    let op = tool.operation.as_ref().unwrap();
+    assert_eq!(op.method, Method::Get);
+    assert_eq!(op.path_params().collect::<Vec<_>>(), ["id"]);
+    assert_eq!(
+        catalog.connection("notion-ops").unwrap().status,
+        ConnectionStatus::Disabled
+    );
+    assert_eq!(catalog.connection("hn").unwrap().credential, None);
+    assert!(catalog.tool("linear_get").is_some());
+    assert!(catalog.tool("missing").is_none());
+}
+
+#[test]
+fn the_spec_example_message() {
+    let doc = with(catalog_doc(), "/connections/2/connector", json!("calcom"));
+    assert_eq!(
+        catalog_errors(doc),
+        ["connections[2].connector: unknown connector \"calcom\""]
+    );
+}
+
+#[test]
+fn all_problems_are_reported_not_just_the_first() {
+    let mut doc = catalog_doc();
+    doc["connections"][0]["connector"] = json!("calcom");
+    doc["connections"][1]["credential"] = json!("9LIVES");
+    doc["tenant"] = json!("Acme Corp");
+    assert_eq!(
+        catalog_errors(doc),
+        [
+            "tenant: invalid id \"Acme Corp\": use 1-64 characters of a-z, 0-9, \"_\" and \"-\", starting with a letter or digit",
+            "connections[0].connector: unknown connector \"calcom\"",
+            "connections[1].credential: invalid secret name \"9LIVES\": use letters, digits and \"_\", not starting with a digit (like NOTION_TOKEN)",
+        ]
+    );
+}
+
+#[test]
+fn documents_are_versioned() {
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/schema", json!(2))),
+        ["schema: unsupported schema version 2 (this gateway reads version 1)"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/schema", json!("1"))),
+        ["schema: expected the number 1, got a string"]
+    );
+    let mut doc = catalog_doc();
+    doc.as_object_mut().unwrap().remove("schema");
+    assert_eq!(catalog_errors(doc), ["schema: required field is missing"]);
+    assert_eq!(
+        directory_errors(json!({"connectors": []})),
+        ["schema: required field is missing"]
+    );
+}
+
+#[test]
+fn malformed_json_and_wrong_root() {
+    let err = Catalog::parse("{\"schema\": 1,", &directory()).unwrap_err();
+    assert_eq!(err.errors.len(), 1);
+    assert!(err.lines()[0].starts_with("not valid JSON: "), "{err}");
+    assert_eq!(
+        Catalog::parse("[]", &directory()).unwrap_err().lines(),
+        ["expected an object, got an array"]
+    );
+    assert_eq!(
+        Directory::parse("{\"schema\":1,\"connectors\":[]}")
+            .unwrap()
+            .connectors()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn unknown_fields_are_rejected() {
+    let doc = with(catalog_doc(), "/connections/0/token", json!("x"));
+    assert_eq!(
+        catalog_errors(doc),
+        ["connections[0].token: unknown field (expected one of: id, connector, label, credential, status)"]
+    );
+}
+
+#[test]
+fn wrong_types_name_the_expected_type() {
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections", json!({}))),
+        ["connections: expected an array, got an object"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/0/label", json!(3))),
+        ["connections[0].label: expected a string, got a number"]
+    );
+}
+
+#[test]
+fn catalog_connector_references() {
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connectors/1", json!("calcom"))),
+        ["connectors[1]: unknown directory connector \"calcom\""]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connectors/1", json!("notion"))),
+        ["connectors[1]: connector \"notion\" is listed twice"]
+    );
+}
+
+#[test]
+fn tool_names_are_unique_within_a_tenant() {
+    let doc = with(catalog_doc(), "/connectors/1", json!("gitlab"));
+    assert_eq!(
+        catalog_errors(doc),
+        ["connectors[1]: tool \"notion_get\" of connector \"gitlab\" is also defined by connector \"notion\" (tool names must be unique within a tenant)"]
+    );
+    let doc = with(
+        catalog_doc(),
+        "/private_connectors",
+        json!([connector("crm", vec![tool("crm_get"), tool("linear_get")])]),
+    );
+    assert_eq!(
+        catalog_errors(doc),
+        ["private_connectors[0].tools[1].name: tool \"linear_get\" of connector \"crm\" is also defined by connector \"linear\" (tool names must be unique within a tenant)"]
+    );
+}
+
+#[test]
+fn private_connectors() {
+    let doc = with(
+        catalog_doc(),
+        "/private_connectors",
+        json!([connector("notion", vec![tool("crm_get")])]),
+    );
+    assert_eq!(
+        catalog_errors(doc),
+        ["private_connectors[0].id: connector id \"notion\" is already a directory connector (reference it in connectors instead)"]
+    );
+    let doc = with(
+        catalog_doc(),
+        "/private_connectors",
+        json!([
+            connector("crm", vec![tool("crm_get")]),
+            connector("crm", vec![tool("crm_put")])
+        ]),
+    );
+    assert_eq!(
+        catalog_errors(doc),
+        ["private_connectors[1].id: duplicate connector id \"crm\" (first defined at private_connectors[0])"]
+    );
+    let no_op = json!({"name": "crm_get", "description": "d", "inputSchema": {"type": "object"}});
+    let doc = with(
+        catalog_doc(),
+        "/private_connectors",
+        json!([connector("crm", vec![no_op])]),
+    );
+    assert_eq!(
+        catalog_errors(doc),
+        ["private_connectors[0].tools[0].operation: required for a private connector's tool (only directory tools may omit it)"]
+    );
+    let ok = with(
+        catalog_doc(),
+        "/private_connectors",
+        json!([connector("crm", vec![tool("crm_get")])]),
+    );
+    let catalog = Catalog::from_value(&ok, &directory()).unwrap();
+    assert!(catalog.tool("crm_get").is_some());
+}
+
+#[test]
+fn connection_rules() {
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/id", json!("notion-eng"))),
+        ["connections[1].id: duplicate connection id \"notion-eng\" (first defined at connections[0])"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/label", json!("Engineering"))),
+        ["connections[1].label: duplicate label \"Engineering\" for connector \"notion\" (first used at connections[0]); labels name the account in merged tools"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/label", json!("  "))),
+        ["connections[1].label: must not be empty"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/label", json!(" Ops"))),
+        ["connections[1].label: must not start or end with whitespace"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/label", json!("a\"b"))),
+        ["connections[1].label: must not contain control characters, '\"' or '\\'"]
+    );
+    assert_eq!(
+        catalog_errors(with(
+            catalog_doc(),
+            "/connections/1/label",
+            json!("x".repeat(65))
+        )),
+        ["connections[1].label: must be at most 64 characters"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/1/status", json!("paused"))),
+        ["connections[1].status: unknown status \"paused\" (expected \"active\" or \"disabled\")"]
+    );
+    let mut doc = catalog_doc();
+    doc["connections"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("credential");
+    assert_eq!(
+        catalog_errors(doc),
+        ["connections[0].credential: required field is missing (the name of the Worker secret holding this account's credential)"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/2/credential", json!("HN"))),
+        ["connections[2].credential: connector \"hn\" uses no credential (auth scheme \"none\"); remove this field"]
+    );
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), "/connections/0/id", json!("Eng"))),
+        ["connections[0].id: invalid id \"Eng\": use 1-64 characters of a-z, 0-9, \"_\" and \"-\", starting with a letter or digit"]
+    );
+}
+
+#[test]
+fn directory_connector_rules() {
+    let base = || connector("x", vec![tool("x_get")]);
+    let errs = |field: &str, value: Value| {
+        let mut c = base();
+        c[field] = value;
+        directory_errors(json!({"schema": 1, "connectors": [c]}))
+    };
+    assert_eq!(
+        errs("origin", json!("ftp://x.example")),
+        ["connectors[0].origin: invalid origin \"ftp://x.example\": must start with \"https://\""]
+    );
+    let shape =
+        "use scheme://host[:port] in lowercase, with no path, query, user or trailing \"/\"";
+    for bad in [
+        "https://X.example",
+        "https://x.example/",
+        "https://x.example/v1",
+        "https://u:p@x.example",
+        "https://x.example:0",
+        "https://x.example:99999",
+        "https://",
+    ] {
+        assert_eq!(
+            errs("origin", json!(bad)),
+            [format!(
+                "connectors[0].origin: invalid origin \"{bad}\": {shape}"
+            )]
+        );
+    }
+    assert_eq!(
+        errs("origin", json!("http://x.example")),
+        ["connectors[0].origin: invalid origin \"http://x.example\": plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)"]
+    );
+    assert!(Directory::from_value(&json!({"schema": 1, "connectors": [{
+        "id": "local", "label": "Local", "origin": "http://127.0.0.1:8788",
+        "auth": {"scheme": "bearer"}, "tools": []}]}))
+    .is_ok());
+    let base_path_msg = |p: &str| {
+        format!("connectors[0].base_path: invalid base path \"{p}\": use \"\" or \"/segment/...\" with no trailing \"/\", no \".\" or \"..\" segments, no query or %")
+    };
+    for bad in ["v1", "/v1/", "/v1/../admin", "/v1?x=1", "/%2e"] {
+        assert_eq!(errs("base_path", json!(bad)), [base_path_msg(bad)]);
+    }
+    assert_eq!(
+        errs("label", json!("")),
+        ["connectors[0].label: must not be empty"]
+    );
+    assert_eq!(
+        errs("auth", json!({"scheme": "oauth"})),
+        ["connectors[0].auth.scheme: unknown scheme \"oauth\" (expected \"bearer\", \"basic\", \"header\" or \"none\")"]
+    );
+    assert_eq!(
+        errs("auth", json!({"scheme": "header"})),
+        ["connectors[0].auth.header: required when scheme is \"header\" (the header that carries the key, e.g. \"X-Api-Key\")"]
+    );
+    assert_eq!(
+        errs("auth", json!({"scheme": "header", "header": "Host"})),
+        ["connectors[0].auth.header: invalid credential header \"Host\": use an HTTP header name other than Host, Content-Length, Content-Type, Cookie, Connection or Transfer-Encoding"]
+    );
+    assert_eq!(
+        errs("auth", json!({"scheme": "bearer", "header": "X-Key"})),
+        ["connectors[0].auth.header: only allowed when scheme is \"header\""]
+    );
+    let mut ok = base();
+    ok["auth"] = json!({"scheme": "header", "header": "X-Api-Key"});
+    let d = Directory::from_value(&json!({"schema": 1, "connectors": [ok]})).unwrap();
+    assert_eq!(
+        d.connector("x").unwrap().auth,
+        AuthScheme::Header("X-Api-Key".into())
+    );
+    assert_eq!(
+        directory_errors(json!({"schema": 1, "connectors": [base(), base()]})),
+        ["connectors[1].id: duplicate connector id \"x\" (first defined at connectors[0])"]
+    );
+}
+
+#[test]
+fn tool_rules() {
+    let mut t = tool("Summarize Detection");
+    assert_eq!(
+        tool_errors(t.clone()),
+        ["connectors[0].tools[0].name: invalid tool name \"Summarize Detection\": use 1-64 characters of A-Z, a-z, 0-9, \"_\" and \"-\""]
+    );
+    t["name"] = json!("a".repeat(65));
+    assert_eq!(tool_errors(t).len(), 1);
+    assert_eq!(
+        tool_errors(tool("whoami")),
+        ["connectors[0].tools[0].name: tool name \"whoami\" is reserved by the gateway"]
+    );
+    assert_eq!(
+        directory_errors(json!({"schema": 1, "connectors": [connector("x", vec![tool("a"), tool("a")])]})),
+        ["connectors[0].tools[1].name: duplicate tool name \"a\" (first defined at connectors[0].tools[0])"]
+    );
+    let mut t = tool("a");
+    t["description"] = json!(" ");
+    assert_eq!(
+        tool_errors(t),
+        ["connectors[0].tools[0].description: must not be empty"]
+    );
+    let mut t = tool("a");
+    t.as_object_mut().unwrap().remove("description");
+    assert_eq!(
+        tool_errors(t),
+        ["connectors[0].tools[0].description: required field is missing"]
+    );
+}
+
+#[test]
+fn input_schema_rules() {
+    let errs = |schema: Value| {
+        let mut t = tool("a");
+        t["inputSchema"] = schema;
+        t.as_object_mut().unwrap().remove("operation");
+        tool_errors(t)
+    };
+    assert_eq!(
+        errs(json!([])),
+        ["connectors[0].tools[0].inputSchema: expected an object, got an array"]
+    );
+    assert_eq!(
+        errs(json!({})),
+        ["connectors[0].tools[0].inputSchema.type: must be \"object\""]
+    );
+    assert_eq!(
+        errs(json!({"type": "object", "properties": []})),
+        ["connectors[0].tools[0].inputSchema.properties: expected an object, got an array"]
+    );
+    assert_eq!(
+        errs(json!({"type": "object", "properties": {"a": 3}})),
+        ["connectors[0].tools[0].inputSchema.properties.a: expected a schema object, got a number"]
+    );
+    assert_eq!(
+        errs(json!({"type": "object", "properties": {"a": {}}, "required": ["a", "b"]})),
+        ["connectors[0].tools[0].inputSchema.required[1]: \"b\" is not in inputSchema.properties"]
+    );
+    assert_eq!(
+        errs(json!({"type": "object", "properties": {"connection": {"type": "string"}}})),
+        ["connectors[0].tools[0].inputSchema.properties.connection: the argument name \"connection\" is reserved by the gateway (it picks the account of a merged tool)"]
+    );
+}
+
+#[test]
+fn annotation_rules() {
+    let mut t = tool("a");
+    t["annotations"] = json!({"readOnlyHint": "yes", "title": 3, "category": "FILES"});
+    assert_eq!(
+        tool_errors(t),
+        [
+            "connectors[0].tools[0].annotations.readOnlyHint: expected a boolean, got a string",
+            "connectors[0].tools[0].annotations.title: expected a string, got a number",
+        ]
+    );
+    let mut t = tool("a");
+    t["annotations"] = json!({"readOnlyHint": true, "category": "FILES"});
+    let d = Directory::from_value(&json!({"schema": 1, "connectors": [connector("x", vec![t])]}))
+        .unwrap();
+    let annotations = &d.connector("x").unwrap().tools[0].annotations;
+    assert_eq!(
+        annotations["category"], "FILES",
+        "unknown annotations pass through"
+    );
+}
+
+#[test]
+fn operation_rules() {
+    let errs = |operation: Value| {
+        let mut t = tool("a");
+        t["inputSchema"] = json!({"type": "object",
+            "properties": {"id": {"type": "string"}, "q": {"type": "string"}, "opt": {"type": "string"}},
+            "required": ["id"]});
+        t["operation"] = operation;
+        tool_errors(t)
+    };
+    let at = "connectors[0].tools[0].operation";
+    assert_eq!(
+        errs(json!({"method": "TRACE", "path": "/a"})),
+        [format!(
+            "{at}.method: unknown method \"TRACE\" (expected GET, POST, PUT, PATCH or DELETE)"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET"})),
+        [format!("{at}.path: required field is missing")]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "a/{id}"})),
+        [format!(
+            "{at}.path: invalid path template \"a/{{id}}\": must start with \"/\""
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/../{id}"})),
+        [format!(
+            "{at}.path: invalid path template \"/a/../{{id}}\": no empty, \".\" or \"..\" segments"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a?x={id}"})),
+        [format!("{at}.path: invalid path template \"/a?x={{id}}\": only letters, digits, \"/\", \"{{param}}\" and -._~!$&'()*+,;=:@ are allowed (no query, fragment or %)")]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id"})),
+        [format!(
+            "{at}.path: invalid path template \"/a/{{id\": a \"{{\" is never closed"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{opt}"})),
+        [format!(
+            "{at}.path: placeholder {{opt}} must be a required argument in inputSchema"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id}/{id}"})),
+        [format!("{at}.path: placeholder {{id}} appears twice")]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a", "query": ["nope"]})),
+        [format!("{at}.query[0]: \"nope\" is not an argument of this tool (not in inputSchema.properties)")]
+    );
+    assert_eq!(
+        errs(json!({"method": "POST", "path": "/a/{id}", "body": ["id"]})),
+        [format!(
+            "{at}.body[0]: argument \"id\" is already sent in the path"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "POST", "path": "/a", "query": ["q"], "body": ["q"]})),
+        [format!(
+            "{at}.body[0]: argument \"q\" is already sent in the query"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a", "body": ["q"]})),
+        [format!("{at}.body: a GET request has no body")]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a", "rest": "body"})),
+        [format!("{at}.rest: a GET request has no body")]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a", "rest": "headers"})),
+        [format!(
+            "{at}.rest: unknown place \"headers\" (expected \"query\" or \"body\")"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a", "headers": ["q"], "query": ["q"]})),
+        [format!(
+            "{at}.headers[0]: argument \"q\" is already sent in the query"
+        )]
+    );
+}
