@@ -23,8 +23,12 @@ pub use connector::{
 pub use doc::{DocumentError, DocumentErrors, JsonPath};
 
 pub(crate) use doc::{
-    check_schema_version, expect_array, expect_str, parse_json, quote, read_id, Fields, Problems,
+    check_schema_version, expect_array, expect_str, is_valid_id, kind_of, parse_json, quote,
+    read_id, Fields, Problems, ID_RULE,
 };
+// Shared with the policy document: string lists and the base-path rule for path prefixes.
+pub(crate) use connector::is_valid_base_path;
+pub(crate) use doc::expect_strings;
 
 /// The deployment's connector directory: every connector this gateway offers.
 #[derive(Debug, Clone, Default)]
