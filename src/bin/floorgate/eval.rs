@@ -1,0 +1,586 @@
+//! `floorgate eval`: the evaluation protocol of the public data's README, in one run.
+//!
+//! Pools: the query's gold connector plus `--others` connectors drawn with a recorded seed
+//! (present), and the same pool without the gold connector (absent: any result is a wrong
+//! tool). Every ranker sees the same pools and queries, so its rows are comparable.
+
+use super::args::Args;
+use super::tools_file;
+use floorgate::rank::{Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const HELP: &str = "\
+usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablation] [--json]
+       floorgate eval --catalog real_tools.jsonl --queries dust_connector_queries.jsonl [...]
+
+  --data DIR        a folder with real_tools.jsonl and dust_connector_queries.jsonl
+  --catalog FILE    tool rows (JSONL); rows with \"preferred\": true are the catalog and the directory
+  --queries FILE    JSONL {\"query\", \"connector\", \"cross_server_no_platform_named\"?}
+  --seed N          seed of the pool draws and guessed names (default 7)
+  --others N        connectors added to the gold one in each pool (default 8)
+  --guessed N       guessed-name queries per connector (default 3; 0 to skip)
+  --ablation        also report the shipped rules with each refinement turned off
+  --json            print the figures as one JSON object instead of a table
+";
+
+/// splitmix64: small, seedable, identical everywhere.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One evaluation query.
+#[derive(Clone, Debug)]
+pub struct EvalQuery {
+    pub set: &'static str,
+    pub query: String,
+    pub connector: String,
+    /// Tool-level gold (guessed names); connector-level when `None`.
+    pub tool: Option<String>,
+    /// Names no product: an absent-pool answer may be legitimate.
+    pub no_platform: bool,
+}
+
+/// The catalog, grouped by connector.
+pub struct Catalog {
+    pub docs: Vec<ToolDoc>,
+    pub connectors: Vec<String>,
+    pub by_connector: BTreeMap<String, Vec<u32>>,
+}
+
+impl Catalog {
+    pub fn load(path: &str) -> Result<Catalog, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let mut docs = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_json::from_str(line)
+                .map_err(|e| format!("{path}: line {}: not valid JSON: {e}", i + 1))?;
+            if v.get("preferred") != Some(&Value::Bool(true)) {
+                continue;
+            }
+            docs.push(tools_file::tool(&v).map_err(|e| format!("{path}: line {}: {e}", i + 1))?);
+        }
+        Ok(Catalog::new(docs))
+    }
+
+    pub fn new(docs: Vec<ToolDoc>) -> Catalog {
+        let mut by_connector: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for (i, d) in docs.iter().enumerate() {
+            by_connector
+                .entry(d.connector.clone())
+                .or_default()
+                .push(i as u32);
+        }
+        let connectors = by_connector.keys().cloned().collect();
+        Catalog {
+            docs,
+            connectors,
+            by_connector,
+        }
+    }
+
+    fn ids(&self, connectors: &[String]) -> Vec<u32> {
+        connectors
+            .iter()
+            .flat_map(|c| self.by_connector.get(c).into_iter().flatten().copied())
+            .collect()
+    }
+}
+
+pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| format!("{path}: line {}: not valid JSON: {e}", i + 1))?;
+        let s = |f: &str| {
+            v.get(f)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{path}: line {}: missing string field `{f}`", i + 1))
+        };
+        out.push(EvalQuery {
+            set: "dust",
+            query: s("query")?,
+            connector: s("connector")?,
+            tool: None,
+            no_platform: v
+                .get("cross_server_no_platform_named")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        });
+    }
+    Ok(out)
+}
+
+fn render(tokens: &[String], style: usize) -> String {
+    match style {
+        0 => tokens.join("_"),
+        1 => tokens.join("-"),
+        _ => {
+            let mut s = String::new();
+            for (i, t) in tokens.iter().enumerate() {
+                let mut c = t.chars();
+                if let Some(f) = c.next() {
+                    if i == 0 {
+                        s.push(f);
+                    } else {
+                        s.extend(f.to_uppercase());
+                    }
+                    s.push_str(c.as_str());
+                }
+            }
+            s
+        }
+    }
+}
+
+/// Guessed tool names built from real ones: reorder or drop a token, switch the naming style,
+/// insert the product name (`cal_get_all_schedules` → `list_all_cal_com_schedules`).
+pub fn guessed_names(cat: &Catalog, per_connector: usize, rng: &mut Rng) -> Vec<EvalQuery> {
+    use floorgate::tokenize::tokenize;
+    let mut out = Vec::new();
+    for (connector, ids) in &cat.by_connector {
+        let label = tokenize(connector);
+        for _ in 0..per_connector.min(ids.len()) {
+            let doc = &cat.docs[ids[rng.below(ids.len())] as usize];
+            let mut toks: Vec<String> = tokenize(&doc.name)
+                .into_iter()
+                .filter(|t| !label.contains(t))
+                .collect();
+            if toks.is_empty() {
+                continue;
+            }
+            match rng.below(4) {
+                0 if toks.len() >= 3 => {
+                    let i = 1 + rng.below(toks.len() - 1);
+                    toks.remove(i);
+                }
+                1 if toks.len() >= 2 => {
+                    let i = rng.below(toks.len() - 1);
+                    toks.swap(i, i + 1);
+                }
+                _ => {}
+            }
+            // Most guesses carry the product name; some do not.
+            if rng.below(4) != 0 {
+                let at = 1.min(toks.len());
+                for (k, t) in label.iter().enumerate() {
+                    toks.insert(at + k, t.clone());
+                }
+            }
+            let query = render(&toks, rng.below(3));
+            let names_product = label.iter().all(|t| toks.contains(t));
+            out.push(EvalQuery {
+                set: "guessed",
+                query,
+                connector: connector.clone(),
+                tool: Some(doc.name.clone()),
+                no_platform: !names_product,
+            });
+        }
+    }
+    out
+}
+
+/// Pools per query: gold connector (when in the catalog) + `others`, and the same without it.
+pub fn draw_pools(
+    cat: &Catalog,
+    queries: &[EvalQuery],
+    others: usize,
+    rng: &mut Rng,
+) -> Vec<(Option<Vec<String>>, Vec<String>)> {
+    queries
+        .iter()
+        .map(|q| {
+            let mut pick: Vec<String> = Vec::new();
+            let candidates: Vec<&String> = cat
+                .connectors
+                .iter()
+                .filter(|c| **c != q.connector)
+                .collect();
+            let want = others.min(candidates.len());
+            while pick.len() < want {
+                let c = candidates[rng.below(candidates.len())];
+                if !pick.contains(c) {
+                    pick.push(c.clone());
+                }
+            }
+            let present = cat.by_connector.contains_key(&q.connector).then(|| {
+                let mut p = vec![q.connector.clone()];
+                p.extend(pick.iter().cloned());
+                p
+            });
+            (present, pick)
+        })
+        .collect()
+}
+
+/// A ranker under evaluation: top results (name, connector) for a query over a pool.
+pub trait Ranker {
+    fn label(&self) -> String;
+    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)>;
+}
+
+pub struct Ours {
+    pub label: String,
+    pub index: Index,
+    pub directory: Option<Directory>,
+}
+
+impl Ours {
+    pub fn new(label: &str, cat: &Catalog, rules: Rules, with_directory: bool) -> Ours {
+        Ours {
+            label: label.to_owned(),
+            index: Index::with_rules(cat.docs.clone(), rules),
+            directory: with_directory.then(|| Directory::with_rules(cat.docs.clone(), rules)),
+        }
+    }
+}
+
+impl Ranker for Ours {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
+        let sub = Subset::from_ids(&self.index, pool.iter().copied());
+        let req = SearchRequest {
+            query,
+            limit: Limit::DEFAULT,
+            explain: false,
+            directory: self.directory.as_ref(),
+        };
+        self.index
+            .search(&req, &sub)
+            .results
+            .into_iter()
+            .map(|r| (r.name, r.connector))
+            .collect()
+    }
+}
+
+#[cfg(feature = "bm25-baseline")]
+pub struct Bm25<'a> {
+    pub cat: &'a Catalog,
+}
+
+#[cfg(feature = "bm25-baseline")]
+impl Ranker for Bm25<'_> {
+    fn label(&self) -> String {
+        "bm25 (tantivy)".into()
+    }
+    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
+        let docs: Vec<ToolDoc> = pool
+            .iter()
+            .map(|&i| self.cat.docs[i as usize].clone())
+            .collect();
+        let ix = floorgate::rank::bm25::Bm25Index::build(&docs).expect("tantivy index");
+        ix.search(query, 5)
+            .into_iter()
+            .map(|i| (docs[i].name.clone(), docs[i].connector.clone()))
+            .collect()
+    }
+}
+
+#[derive(Default, Clone, serde::Serialize)]
+pub struct Figures {
+    pub present: usize,
+    pub hit1: f64,
+    pub hit5: f64,
+    pub mrr5: f64,
+    pub nonempty: f64,
+    pub absent: usize,
+    pub wrong: f64,
+    pub absent_no_platform: usize,
+    pub wrong_no_platform: f64,
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+pub fn measure(
+    r: &dyn Ranker,
+    cat: &Catalog,
+    queries: &[EvalQuery],
+    pools: &[(Option<Vec<String>>, Vec<String>)],
+) -> Figures {
+    let (mut np, mut h1, mut h5, mut rr, mut ne) = (0, 0, 0, 0.0, 0);
+    let (mut na, mut wa, mut nn, mut wn) = (0, 0, 0, 0);
+    for (q, (present, absent)) in queries.iter().zip(pools) {
+        if let Some(p) = present {
+            let res = r.rank(&q.query, &cat.ids(p));
+            np += 1;
+            ne += usize::from(!res.is_empty());
+            let gold = |(name, conn): &(String, String)| match &q.tool {
+                Some(t) => name == t && *conn == q.connector,
+                None => *conn == q.connector,
+            };
+            if let Some(pos) = res.iter().take(5).position(gold) {
+                h1 += usize::from(pos == 0);
+                h5 += 1;
+                rr += 1.0 / (pos + 1) as f64;
+            }
+        }
+        let wrong = !r.rank(&q.query, &cat.ids(absent)).is_empty();
+        if q.no_platform {
+            nn += 1;
+            wn += usize::from(wrong);
+        } else {
+            na += 1;
+            wa += usize::from(wrong);
+        }
+    }
+    Figures {
+        present: np,
+        hit1: ratio(h1, np),
+        hit5: ratio(h5, np),
+        mrr5: if np == 0 { 0.0 } else { rr / np as f64 },
+        nonempty: ratio(ne, np),
+        absent: na,
+        wrong: ratio(wa, na),
+        absent_no_platform: nn,
+        wrong_no_platform: ratio(wn, nn),
+    }
+}
+
+/// Prints every miss (present) and every wrong answer (absent) of `ours`, explained.
+fn show_failures(
+    ours: &Ours,
+    cat: &Catalog,
+    queries: &[EvalQuery],
+    pools: &[(Option<Vec<String>>, Vec<String>)],
+) {
+    for (q, (present, absent)) in queries.iter().zip(pools) {
+        let ask = |pool: &[String]| {
+            let ids = cat.ids(pool);
+            let sub = Subset::from_ids(&ours.index, ids);
+            let req = SearchRequest {
+                query: &q.query,
+                limit: Limit::DEFAULT,
+                explain: true,
+                directory: ours.directory.as_ref(),
+            };
+            ours.index.search(&req, &sub)
+        };
+        let gold = |name: &str, conn: &str| match &q.tool {
+            Some(t) => name == t && conn == q.connector,
+            None => conn == q.connector,
+        };
+        if let Some(p) = present {
+            let r = ask(p);
+            if !r.results.iter().any(|x| gold(&x.name, &x.connector)) {
+                println!(
+                    "MISS [{}] {:?} gold={}/{:?}",
+                    q.set, q.query, q.connector, q.tool
+                );
+                println!(
+                    "  {}",
+                    serde_json::to_string(&r)
+                        .unwrap_or_default()
+                        .chars()
+                        .take(1500)
+                        .collect::<String>()
+                );
+            }
+        }
+        let r = ask(absent);
+        if !r.results.is_empty() {
+            println!(
+                "WRONG [{}] {:?} gold={} np={} -> {}/{} cov {:.2}",
+                q.set,
+                q.query,
+                q.connector,
+                q.no_platform,
+                r.results[0].connector,
+                r.results[0].name,
+                r.results[0].coverage
+            );
+        }
+    }
+}
+
+/// The refinements, each turned off in turn for `--ablation`.
+pub fn ablations() -> Vec<(&'static str, Rules)> {
+    let s = Rules::SHIPPED;
+    vec![
+        (
+            "shipped - argument values",
+            Rules {
+                argument_values_no_mass: false,
+                ..s
+            },
+        ),
+        ("shipped - stemming", Rules { stem: false, ..s }),
+        (
+            "shipped - parameter names",
+            Rules {
+                parameter_names: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - product detection",
+            Rules {
+                product_detection: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - prose words",
+            Rules {
+                prose_words_no_mass: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - named connector only",
+            Rules {
+                named_connector_only: false,
+                ..s
+            },
+        ),
+    ]
+}
+
+pub fn run(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let data = args.value("--data")?;
+    let join = |f: &str| {
+        data.as_ref()
+            .map(|d| format!("{}/{f}", d.trim_end_matches('/')))
+    };
+    let catalog = args
+        .value("--catalog")?
+        .or_else(|| join("real_tools.jsonl"));
+    let queries = args
+        .value("--queries")?
+        .or_else(|| join("dust_connector_queries.jsonl"));
+    let seed: u64 = args.parsed("--seed")?.unwrap_or(7);
+    let others: usize = args.parsed("--others")?.unwrap_or(8);
+    let guessed: usize = args.parsed("--guessed")?.unwrap_or(3);
+    let ablation = args.switch("--ablation");
+    let json = args.switch("--json");
+    let failures = args.switch("--failures");
+    let pos = args.positionals()?;
+    if !pos.is_empty() {
+        return Err(format!("unexpected argument `{}`", pos[0]));
+    }
+    let catalog = catalog.ok_or("--catalog FILE (or --data DIR) is required")?;
+    let cat = Catalog::load(&catalog)?;
+
+    let mut rng = Rng::new(seed);
+    let mut sets: Vec<(&str, Vec<EvalQuery>)> = Vec::new();
+    if let Some(q) = &queries {
+        sets.push(("dust", load_queries(q)?));
+    }
+    if guessed > 0 {
+        sets.push(("guessed", guessed_names(&cat, guessed, &mut rng)));
+    }
+    let pools: Vec<_> = sets
+        .iter()
+        .map(|(_, qs)| draw_pools(&cat, qs, others, &mut rng))
+        .collect();
+
+    let mut rankers: Vec<Box<dyn Ranker + '_>> = vec![
+        Box::new(Ours::new("shipped", &cat, Rules::SHIPPED, true)),
+        Box::new(Ours::new(
+            "shipped, no directory",
+            &cat,
+            Rules::SHIPPED,
+            false,
+        )),
+        Box::new(Ours::new("literal SPEC §7", &cat, Rules::LITERAL, false)),
+    ];
+    if ablation {
+        for (label, rules) in ablations() {
+            rankers.push(Box::new(Ours::new(label, &cat, rules, true)));
+        }
+    }
+    #[cfg(feature = "bm25-baseline")]
+    rankers.push(Box::new(Bm25 { cat: &cat }));
+
+    if failures {
+        let ours = Ours::new("shipped", &cat, Rules::SHIPPED, true);
+        for ((_, qs), pools) in sets.iter().zip(&pools) {
+            show_failures(&ours, &cat, qs, pools);
+        }
+        return Ok(());
+    }
+    let mut rows = Vec::new();
+    for ((set, qs), pools) in sets.iter().zip(&pools) {
+        for r in &rankers {
+            rows.push((
+                set.to_string(),
+                r.label(),
+                measure(r.as_ref(), &cat, qs, pools),
+            ));
+        }
+    }
+    if json {
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(set, label, f)| serde_json::json!({"set": set, "rules": label, "figures": f}))
+            .collect();
+        let out = serde_json::json!({"seed": seed, "others": others, "guessed_per_connector": guessed, "rows": v});
+        println!("{out}");
+        return Ok(());
+    }
+    println!(
+        "floorgate eval: seed {seed}, pool = gold connector + {others} others, catalog {} tools / {} connectors",
+        cat.docs.len(),
+        cat.connectors.len()
+    );
+    println!(
+        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6}",
+        "set", "rules", "n", "hit@1", "hit@5", "MRR@5", "nonemp", "n_abs", "wrong", "n_np", "wr_np"
+    );
+    for (set, label, f) in &rows {
+        println!(
+            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3}",
+            set,
+            label,
+            f.present,
+            f.hit1,
+            f.hit5,
+            f.mrr5,
+            f.nonempty,
+            f.absent,
+            f.wrong,
+            f.absent_no_platform,
+            f.wrong_no_platform
+        );
+    }
+    println!("n_abs/wrong: absent pools of queries that name a product; n_np/wr_np: queries that name none (cross_server_no_platform_named, or a guessed name without the product), reported apart.");
+    #[cfg(not(feature = "bm25-baseline"))]
+    println!("BM25 baseline: not built; run with `--features bm25-baseline`.");
+    Ok(())
+}

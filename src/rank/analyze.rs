@@ -1,0 +1,266 @@
+//! What a query token *is* before it is scored: a term, a function word or an argument value.
+//!
+//! Query mass must come only from words that can tell tools apart. Function words ("the", "my")
+//! never can; argument values (`SVC123`, `"Q3 report"`, `2024-05-01`, a URL) name the data a
+//! tool will act on, not the tool, and no tool definition covers them, so counting them would
+//! push the right tool under the floor. The light stemmer lets `schedules` meet `schedule`.
+
+use crate::tokenize::for_each_token;
+
+/// English function words: they carry no query mass (SPEC §7). `all` is deliberately absent:
+/// the seed article scores it as a name token.
+pub const FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "mine", "my", "of", "on",
+    "or", "our", "ours", "please", "she", "should", "so", "some", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "us", "via", "was", "we",
+    "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will", "with",
+    "would", "you", "your", "yours",
+];
+
+pub fn is_function_word(token: &str) -> bool {
+    FUNCTION_WORDS.binary_search(&token).is_ok()
+}
+
+/// `s` of `candidate's`, `t` of `don't`: a single letter names nothing.
+fn is_lone_letter(token: &str) -> bool {
+    let mut c = token.chars();
+    matches!((c.next(), c.next()), (Some(l), None) if l.is_alphabetic())
+}
+
+/// Why a query token does or does not carry mass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Scored and part of the query mass.
+    Term,
+    /// A function word: no mass.
+    FunctionWord,
+    /// Part of an argument value (quoted text, a number, a date, an id like `SVC123`, a URL,
+    /// an e-mail address, a path): no mass.
+    ArgumentValue,
+    /// Covered by nothing in the pool, and known to the connector directory only from
+    /// descriptions, never from a tool name or a connector label: an incidental word of prose
+    /// ("broken", "regression"), not a capability the pool lacks. No mass.
+    ProseWord,
+}
+
+/// One token of the query, in query order.
+#[derive(Clone, Debug)]
+pub struct RawToken {
+    pub text: String,
+    pub role: Role,
+}
+
+/// Splits a query into tokens and tags function words and (optionally) argument values.
+pub fn analyze(query: &str, argument_values: bool) -> Vec<RawToken> {
+    let mut out = Vec::new();
+    let mut push = |text: &str, value: bool| {
+        let role = if value {
+            Role::ArgumentValue
+        } else if is_function_word(text) || is_lone_letter(text) {
+            Role::FunctionWord
+        } else {
+            Role::Term
+        };
+        out.push(RawToken {
+            text: text.to_owned(),
+            role,
+        });
+    };
+    if !argument_values {
+        for_each_token(query, |t, _, _| push(t, false));
+        return out;
+    }
+    for (word, quoted) in words(query) {
+        let value = quoted || is_value_word(word);
+        for_each_token(word, |t, _, _| {
+            // Bare numbers inside an identifier (`get_v2_item`) are values too.
+            let number = t.chars().all(|c| c.is_numeric());
+            push(t, value || number)
+        });
+    }
+    out
+}
+
+/// Whitespace-separated words; text between matching double quotes or backticks is one
+/// quoted word (single quotes are apostrophes too often to trust).
+fn words(query: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = query;
+    loop {
+        rest = rest.trim_start();
+        let Some(first) = rest.chars().next() else {
+            break;
+        };
+        if matches!(first, '"' | '`' | '“') {
+            let close = match first {
+                '“' => '”',
+                c => c,
+            };
+            let body = &rest[first.len_utf8()..];
+            if let Some(end) = body.find(close) {
+                out.push((&body[..end], true));
+                rest = &body[end + close.len_utf8()..];
+                continue;
+            }
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push((&rest[..end], false));
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// A whitespace word that names data rather than a tool.
+fn is_value_word(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
+    if w.is_empty() {
+        return false;
+    }
+    if w.contains("://") || w.starts_with("www.") || w.contains('@') {
+        return true;
+    }
+    if w.starts_with('/') || w.starts_with("~/") || w.starts_with("./") || w.starts_with('#') {
+        return true;
+    }
+    let letters = w.chars().any(char::is_alphabetic);
+    let digits = w.chars().any(char::is_numeric);
+    if digits && !letters {
+        return true; // numbers, dates, times, versions
+    }
+    // `SVC123`, `Q3`, `PROJ-42`: letters and digits in one word. An identifier spelled with
+    // its own case or separators (`get2FAStatus`, `list_v2_items`) is a guessed tool name,
+    // not a value: only its bare numbers are.
+    if digits && letters {
+        let identifier = w.contains('_')
+            || (w.chars().any(char::is_lowercase) && w.chars().any(char::is_uppercase));
+        return !identifier;
+    }
+    false
+}
+
+/// A light English suffix stripper, applied alike to indexed and query terms, so only
+/// agreement matters: `schedules`, `scheduled`, `scheduling` → `schedul`.
+pub fn stem(token: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if token.len() < 4 || !token.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Cow::Borrowed(token);
+    }
+    let mut s: &str = token;
+    if let Some(b) = s.strip_suffix("ies").filter(|b| b.len() >= 2) {
+        return Cow::Owned(format!("{b}y"));
+    }
+    if let Some(b) = s.strip_suffix("sses") {
+        s = &token[..b.len() + 2];
+    } else if let Some(b) = s
+        .strip_suffix("es")
+        .filter(|b| b.ends_with('x') || b.ends_with('z') || b.ends_with("ch") || b.ends_with("sh"))
+    {
+        s = b;
+    } else if s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is") {
+        s = &s[..s.len() - 1];
+    }
+    let mut verb = false;
+    if let Some(b) = s.strip_suffix("ing").filter(|b| b.len() >= 3) {
+        s = b;
+        verb = true;
+    } else if let Some(b) = s.strip_suffix("ed").filter(|b| b.len() >= 4) {
+        s = b;
+        verb = true;
+    }
+    if verb {
+        let b = s.as_bytes();
+        let n = b.len();
+        if n >= 4 && b[n - 1] == b[n - 2] && !b"aeioulsz".contains(&b[n - 1]) {
+            s = &s[..n - 1]; // mapped → map, running → run
+        }
+    }
+    if let Some(b) = s.strip_suffix('e').filter(|b| b.len() >= 3) {
+        s = b;
+    }
+    if s.len() == token.len() {
+        Cow::Borrowed(token)
+    } else {
+        Cow::Owned(s.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_words_are_sorted_for_binary_search() {
+        let mut sorted = FUNCTION_WORDS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, FUNCTION_WORDS);
+    }
+
+    #[test]
+    fn stems_agree() {
+        for (a, b) in [
+            ("schedules", "schedule"),
+            ("created", "create"),
+            ("creating", "creates"),
+            ("entries", "entry"),
+            ("branches", "branch"),
+            ("processes", "process"),
+            ("databases", "database"),
+            ("mapped", "map"),
+            ("listing", "list"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} vs {b}");
+        }
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("analysis"), "analysis");
+        assert_eq!(stem("get"), "get");
+    }
+
+    fn roles(q: &str) -> Vec<(String, Role)> {
+        analyze(q, true)
+            .into_iter()
+            .map(|t| (t.text, t.role))
+            .collect()
+    }
+
+    #[test]
+    fn argument_values_are_tagged() {
+        use Role::*;
+        let r = roles(r#"find ticket SVC123 "Q3 budget" on 2024-05-01 for me"#);
+        let want = [
+            ("find", Term),
+            ("ticket", Term),
+            ("svc", ArgumentValue),
+            ("123", ArgumentValue),
+            ("q", ArgumentValue),
+            ("3", ArgumentValue),
+            ("budget", ArgumentValue),
+            ("2024", ArgumentValue),
+            ("05", ArgumentValue),
+            ("01", ArgumentValue),
+            ("on", FunctionWord),
+            ("for", FunctionWord),
+            ("me", FunctionWord),
+        ];
+        let got: Vec<_> = r.iter().map(|(t, r)| (t.as_str(), *r)).collect();
+        for w in want {
+            assert!(got.contains(&w), "{w:?} missing in {got:?}");
+        }
+        let r = roles("get2FAStatus list_v2_items https://x.io/a a@b.co");
+        assert_eq!(r[0], ("get".into(), Term));
+        assert_eq!(r[1], ("2".into(), ArgumentValue));
+        assert_eq!(r[2], ("fa".into(), Term));
+        assert!(r[4..].iter().any(|(t, r)| t == "items" && *r == Term));
+        assert!(r[4..].iter().any(|(t, r)| t == "v" && *r == FunctionWord));
+        assert!(r.iter().any(|(t, r)| t == "io" && *r == ArgumentValue));
+        assert!(r.iter().any(|(t, r)| t == "co" && *r == ArgumentValue));
+    }
+
+    #[test]
+    fn unterminated_quote_is_a_plain_word() {
+        assert_eq!(roles("\"open")[0], ("open".into(), Role::Term));
+    }
+}

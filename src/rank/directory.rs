@@ -1,0 +1,58 @@
+//! The deployment's connector directory, used as public knowledge about the gateway.
+//!
+//! Every connector the gateway offers, with its tools, is known to everyone: it lets the ranker
+//! tell "this looks like Cal.com, which is not in your pool" from "no tool does that", and tell
+//! a word of the gateway's vocabulary from an incidental word. It is never a source of results:
+//! nothing from it is ranked or named except connector labels.
+
+use super::index::{label_terms, Index};
+use super::{Rules, ToolDoc};
+
+/// The prepared connector directory.
+pub struct Directory {
+    index: Index,
+    connectors: Vec<(String, Vec<String>)>,
+}
+
+impl Directory {
+    /// Builds the directory with the shipped rules; use the same rules as the pool's index.
+    pub fn build(tools: Vec<ToolDoc>) -> Directory {
+        Directory::with_rules(tools, Rules::SHIPPED)
+    }
+
+    pub fn with_rules(tools: Vec<ToolDoc>, rules: Rules) -> Directory {
+        let index = Index::with_rules(tools, rules);
+        let connectors = index
+            .connector_labels()
+            .iter()
+            .map(|(label, _)| (label.clone(), label_terms(label, rules.stem)))
+            .collect();
+        Directory { index, connectors }
+    }
+
+    /// Connector labels and the terms a query must contain to name each.
+    pub fn connectors(&self) -> &[(String, Vec<String>)] {
+        &self.connectors
+    }
+
+    pub(super) fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn len(&self) -> usize {
+        self.connectors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.connectors.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Directory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Directory")
+            .field("connectors", &self.connectors.len())
+            .field("tools", &self.index.len())
+            .finish()
+    }
+}

@@ -1,0 +1,782 @@
+//! The prepared pool (term dictionary + postings) and the per-query scoring over a subset.
+//!
+//! Built once per catalog version; each query touches only the postings of its own tokens and
+//! filters them through the caller's [`Subset`], so df, N and IDF are the pool's alone.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::analyze::{analyze, is_function_word, stem, Role};
+use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
+use super::{
+    Directory, Rules, SearchRequest, SearchResponse, SearchResult, CONNECTOR_LABEL,
+    DESCRIPTION_TOKEN, EXACT_NAME_TOKEN, FLOOR, MIN_PREFIX_LEN, NAME_PREFIX, PARAMETER_NAME,
+};
+use crate::tokenize::for_each_token;
+
+/// A tool as the ranker sees it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolDoc {
+    pub name: String,
+    /// The connector label (`Cal.com`, `Google Drive`).
+    pub connector: String,
+    pub description: String,
+    #[serde(rename = "inputSchema", default = "empty_schema")]
+    pub input_schema: serde_json::Value,
+}
+
+fn empty_schema() -> serde_json::Value {
+    serde_json::json!({"type": "object"})
+}
+
+type DocId = u32;
+type TermId = u32;
+
+#[derive(Default)]
+struct Postings {
+    name: Vec<DocId>,
+    label: Vec<DocId>,
+    desc: Vec<DocId>,
+    param: Vec<DocId>,
+}
+
+/// Per tool, the sorted distinct terms of each field (for explanations).
+struct DocTerms {
+    name: Box<[TermId]>,
+    label: Box<[TermId]>,
+    desc: Box<[TermId]>,
+    param: Box<[TermId]>,
+}
+
+/// The prepared, immutable search index over every tool of a catalog version.
+pub struct Index {
+    rules: Rules,
+    docs: Vec<ToolDoc>,
+    dict: HashMap<Box<str>, TermId>,
+    text: Vec<Box<str>>,
+    postings: Vec<Postings>,
+    /// Terms that occur in some name, sorted by text, for prefix matching.
+    name_terms: Vec<TermId>,
+    by_name: HashMap<Box<str>, Vec<DocId>>,
+    doc_terms: Vec<DocTerms>,
+    /// Distinct connector labels and their terms; `doc_connector` points into it.
+    connectors: Vec<(String, Vec<String>)>,
+    doc_connector: Vec<u32>,
+}
+
+/// The caller's visible part of an [`Index`]. Build it from the same index it is used with.
+#[derive(Clone, Debug)]
+pub struct Subset {
+    bits: Vec<u64>,
+    count: usize,
+    connectors: Vec<bool>,
+}
+
+impl Subset {
+    /// Every tool of the index.
+    pub fn all(index: &Index) -> Subset {
+        Subset::from_ids(index, 0..index.len() as u32)
+    }
+
+    /// The tools with these ids (ids out of range are ignored).
+    pub fn from_ids(index: &Index, ids: impl IntoIterator<Item = u32>) -> Subset {
+        let n = index.len();
+        let mut s = Subset {
+            bits: vec![0; n.div_ceil(64)],
+            count: 0,
+            connectors: vec![false; index.connectors.len()],
+        };
+        for id in ids {
+            let i = id as usize;
+            if i < n && s.bits[i / 64] & (1 << (i % 64)) == 0 {
+                s.bits[i / 64] |= 1 << (i % 64);
+                s.count += 1;
+                s.connectors[index.doc_connector[i] as usize] = true;
+            }
+        }
+        s
+    }
+
+    /// The tools for which `keep` is true.
+    pub fn filter(index: &Index, mut keep: impl FnMut(&ToolDoc) -> bool) -> Subset {
+        let ids = (0..index.len() as u32).filter(|&i| keep(index.doc(i)));
+        let ids: Vec<u32> = ids.collect();
+        Subset::from_ids(index, ids)
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn contains(&self, id: u32) -> bool {
+        let i = id as usize;
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
+
+/// Analyzed terms of a text: lowercase tokens, optionally without `stop` words, optionally
+/// stemmed.
+fn field_terms(text: &str, stem_on: bool, stop: &[String], out: &mut Vec<String>) {
+    for_each_token(text, |t, _, _| {
+        if stop.iter().any(|s| s == t) {
+            return;
+        }
+        out.push(if stem_on {
+            stem(t).into_owned()
+        } else {
+            t.to_owned()
+        });
+    });
+}
+
+fn param_names(schema: &serde_json::Value) -> impl Iterator<Item = &str> {
+    schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .into_iter()
+        .flat_map(|m| m.keys().map(String::as_str))
+}
+
+/// A label's terms, function words dropped: what a query must contain to name the product.
+pub(super) fn label_terms(label: &str, stem_on: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    field_terms(label, stem_on, &[], &mut v);
+    v.retain(|t| !is_function_word(t));
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// One distinct query token after analysis.
+struct QueryTerm {
+    token: String,
+    term: String,
+    role: Role,
+}
+
+/// Per-token matching state, gathered over the visible pool.
+struct TokenHits {
+    df: usize,
+    idf: f64,
+}
+
+fn idf(n: usize, df: usize) -> f64 {
+    let (n, df) = (n as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// A scored candidate.
+#[derive(Clone, Copy)]
+struct Cand {
+    id: DocId,
+    exact: bool,
+    score: u32,
+    coverage: f64,
+}
+
+impl Index {
+    /// Builds the index with the shipped rules.
+    pub fn build(docs: Vec<ToolDoc>) -> Index {
+        Index::with_rules(docs, Rules::SHIPPED)
+    }
+
+    /// Builds the index with the given rules.
+    pub fn with_rules(docs: Vec<ToolDoc>, rules: Rules) -> Index {
+        let stop = crate::scaffold::stop_words();
+        let mut ix = Index {
+            rules,
+            docs: Vec::new(),
+            dict: HashMap::new(),
+            text: Vec::new(),
+            postings: Vec::new(),
+            name_terms: Vec::new(),
+            by_name: HashMap::new(),
+            doc_terms: Vec::with_capacity(docs.len()),
+            connectors: Vec::new(),
+            doc_connector: Vec::with_capacity(docs.len()),
+        };
+        let mut connector_ids: HashMap<String, u32> = HashMap::new();
+        let mut scratch = Vec::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let id = i as DocId;
+            let mut field =
+                |ix: &mut Index, texts: &mut dyn Iterator<Item = &str>, stop: &[String]| {
+                    scratch.clear();
+                    for t in texts {
+                        field_terms(t, rules.stem, stop, &mut scratch);
+                    }
+                    let mut ids: Vec<TermId> = scratch.iter().map(|t| ix.intern(t)).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids.into_boxed_slice()
+                };
+            let name = field(&mut ix, &mut std::iter::once(doc.name.as_str()), &[]);
+            let label = field(&mut ix, &mut std::iter::once(doc.connector.as_str()), &[]);
+            let desc = field(
+                &mut ix,
+                &mut std::iter::once(doc.description.as_str()),
+                &stop,
+            );
+            let param = if rules.parameter_names {
+                field(&mut ix, &mut param_names(&doc.input_schema), &[])
+            } else {
+                Box::default()
+            };
+            for &t in name.iter() {
+                ix.postings[t as usize].name.push(id);
+            }
+            for &t in label.iter() {
+                ix.postings[t as usize].label.push(id);
+            }
+            for &t in desc.iter() {
+                ix.postings[t as usize].desc.push(id);
+            }
+            for &t in param.iter() {
+                ix.postings[t as usize].param.push(id);
+            }
+            ix.doc_terms.push(DocTerms {
+                name,
+                label,
+                desc,
+                param,
+            });
+            let next = connector_ids.len() as u32;
+            let c = *connector_ids.entry(doc.connector.clone()).or_insert(next);
+            if c == next {
+                ix.connectors.push((
+                    doc.connector.clone(),
+                    label_terms(&doc.connector, rules.stem),
+                ));
+            }
+            ix.doc_connector.push(c);
+            ix.by_name
+                .entry(doc.name.as_str().into())
+                .or_default()
+                .push(id);
+        }
+        let mut names: Vec<TermId> = (0..ix.text.len() as TermId)
+            .filter(|&t| !ix.postings[t as usize].name.is_empty())
+            .collect();
+        names.sort_unstable_by(|&a, &b| ix.text[a as usize].cmp(&ix.text[b as usize]));
+        ix.name_terms = names;
+        ix.docs = docs;
+        ix.shrink();
+        ix
+    }
+
+    fn intern(&mut self, t: &str) -> TermId {
+        if let Some(&id) = self.dict.get(t) {
+            return id;
+        }
+        let id = self.text.len() as TermId;
+        self.dict.insert(t.into(), id);
+        self.text.push(t.into());
+        self.postings.push(Postings::default());
+        id
+    }
+
+    fn shrink(&mut self) {
+        for p in &mut self.postings {
+            p.name.shrink_to_fit();
+            p.label.shrink_to_fit();
+            p.desc.shrink_to_fit();
+            p.param.shrink_to_fit();
+        }
+        self.dict.shrink_to_fit();
+        self.by_name.shrink_to_fit();
+    }
+
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// Number of tools in the index.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The tool with this id. Panics on an id that did not come from this index.
+    pub fn doc(&self, id: u32) -> &ToolDoc {
+        &self.docs[id as usize]
+    }
+
+    pub fn docs(&self) -> &[ToolDoc] {
+        &self.docs
+    }
+
+    /// Approximate heap bytes of the index structures, the tool documents excluded.
+    pub fn index_bytes(&self) -> usize {
+        let p: usize = self
+            .postings
+            .iter()
+            .map(|p| {
+                4 * (p.name.capacity()
+                    + p.label.capacity()
+                    + p.desc.capacity()
+                    + p.param.capacity())
+                    + std::mem::size_of::<Postings>()
+            })
+            .sum();
+        let t: usize = self.text.iter().map(|t| 2 * t.len() + 2 * 16 + 8).sum();
+        let d: usize = self
+            .doc_terms
+            .iter()
+            .map(|d| {
+                4 * (d.name.len() + d.label.len() + d.desc.len() + d.param.len())
+                    + std::mem::size_of::<DocTerms>()
+            })
+            .sum();
+        let n: usize = self.by_name.keys().map(|k| k.len() + 16 + 24 + 8).sum();
+        p + t + d + n + 4 * self.name_terms.len() + 4 * self.doc_connector.len()
+    }
+
+    fn term(&self, t: &str) -> Option<&Postings> {
+        self.dict.get(t).map(|&id| &self.postings[id as usize])
+    }
+
+    /// Name terms where one of `t` and the term is a proper prefix of the other.
+    fn prefix_terms(&self, t: &str, mut f: impl FnMut(TermId)) {
+        let min = MIN_PREFIX_LEN;
+        // Name terms that are prefixes of t.
+        for (end, _) in t.char_indices().skip(min) {
+            if let Some(&id) = self.dict.get(&t[..end]) {
+                if !self.postings[id as usize].name.is_empty() {
+                    f(id);
+                }
+            }
+        }
+        // Name terms that t is a prefix of.
+        if t.chars().count() >= min {
+            let start = self
+                .name_terms
+                .partition_point(|&id| &*self.text[id as usize] <= t);
+            for &id in &self.name_terms[start..] {
+                if !self.text[id as usize].starts_with(t) {
+                    break;
+                }
+                f(id);
+            }
+        }
+    }
+
+    /// Whether some tool name or connector label of the whole index covers `term` (exactly or
+    /// by prefix). Used on the directory's index.
+    pub(super) fn names_term(&self, term: &str) -> bool {
+        if self
+            .term(term)
+            .is_some_and(|p| !p.name.is_empty() || !p.label.is_empty())
+        {
+            return true;
+        }
+        let mut any = false;
+        self.prefix_terms(term, |_| any = true);
+        any
+    }
+
+    /// Whether some description or parameter name of the whole index has `term`.
+    pub(super) fn describes_term(&self, term: &str) -> bool {
+        self.term(term)
+            .is_some_and(|p| !p.desc.is_empty() || !p.param.is_empty())
+    }
+
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut out: Vec<QueryTerm> = Vec::new();
+        for raw in analyze(query, self.rules.argument_values_no_mass) {
+            let term = if self.rules.stem {
+                stem(&raw.text).into_owned()
+            } else {
+                raw.text.clone()
+            };
+            match out.iter_mut().find(|q| q.term == term) {
+                // A term used once as a term and once as a value keeps its mass.
+                Some(q) => {
+                    if raw.role == Role::Term {
+                        q.role = Role::Term;
+                    }
+                }
+                None => out.push(QueryTerm {
+                    token: raw.text,
+                    term,
+                    role: raw.role,
+                }),
+            }
+        }
+        out
+    }
+
+    /// Calls `hit(doc, weight)` once per visible tool covering `term`.
+    fn gather(&self, term: &str, visible: &Subset, w: &mut [u8], touched: &mut Vec<DocId>) {
+        let mut add = |d: DocId, weight: u8, name: bool, w: &mut [u8]| {
+            if !visible.contains(d) {
+                return;
+            }
+            let cur = w[d as usize];
+            if cur == 0 {
+                touched.push(d);
+            }
+            if name {
+                // Exact beats prefix; several prefix tokens count once.
+                if cur == 0 {
+                    w[d as usize] = weight;
+                }
+            } else {
+                w[d as usize] = cur + weight;
+            }
+        };
+        let p = self.term(term);
+        if let Some(p) = p {
+            for &d in &p.name {
+                add(d, EXACT_NAME_TOKEN as u8, true, w);
+            }
+        }
+        self.prefix_terms(term, |id| {
+            for &d in &self.postings[id as usize].name {
+                add(d, NAME_PREFIX as u8, true, w);
+            }
+        });
+        if let Some(p) = p {
+            for &d in &p.label {
+                add(d, CONNECTOR_LABEL as u8, false, w);
+            }
+            for &d in &p.desc {
+                add(d, DESCRIPTION_TOKEN as u8, false, w);
+            }
+            for &d in &p.param {
+                add(d, PARAMETER_NAME as u8, false, w);
+            }
+        }
+    }
+
+    /// df of `term` over the pool, for tokens that are not scored.
+    fn df_only(&self, term: &str, visible: &Subset) -> usize {
+        let mut w = vec![0u8; self.len()];
+        let mut touched = Vec::new();
+        self.gather(term, visible, &mut w, &mut touched);
+        touched.len()
+    }
+
+    /// Ranks the caller's visible tools for one query.
+    pub fn search(&self, req: &SearchRequest, visible: &Subset) -> SearchResponse {
+        let rules = self.rules;
+        let n = visible.len();
+        let mut qterms = self.query_terms(req.query);
+
+        let mut w = vec![0u8; self.len()];
+        let mut touched: Vec<DocId> = Vec::new();
+        let mut score = vec![0u32; self.len()];
+        let mut cov = vec![0f64; self.len()];
+        let mut cands: Vec<DocId> = Vec::new();
+        let mut hits: Vec<Option<TokenHits>> = Vec::with_capacity(qterms.len());
+
+        for q in &mut qterms {
+            if q.role != Role::Term {
+                hits.push(None);
+                continue;
+            }
+            touched.clear();
+            self.gather(&q.term, visible, &mut w, &mut touched);
+            let df = touched.len();
+            if df == 0 && rules.prose_words_no_mass {
+                if let Some(dir) = req.directory.map(Directory::index) {
+                    if dir.describes_term(&q.term) && !dir.names_term(&q.term) {
+                        q.role = Role::ProseWord;
+                    }
+                }
+            }
+            let h = TokenHits {
+                df,
+                idf: idf(n, df),
+            };
+            if q.role == Role::Term {
+                for &d in &touched {
+                    let i = d as usize;
+                    if score[i] == 0 {
+                        cands.push(d);
+                    }
+                    score[i] += w[i] as u32;
+                    cov[i] += h.idf;
+                }
+            }
+            for &d in &touched {
+                w[d as usize] = 0;
+            }
+            hits.push(Some(h));
+        }
+        let mass: f64 = qterms
+            .iter()
+            .zip(&hits)
+            .filter(|(q, _)| q.role == Role::Term)
+            .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
+            .sum();
+
+        // Products the query names: the pool's own connectors, then the directory's.
+        let query_set: Vec<&str> = qterms.iter().map(|q| q.term.as_str()).collect();
+        let names = |terms: &[String]| {
+            !terms.is_empty() && terms.iter().all(|t| query_set.contains(&t.as_str()))
+        };
+        let named_visible: Vec<u32> = (0..self.connectors.len() as u32)
+            .filter(|&c| visible.connectors.get(c as usize).copied().unwrap_or(false))
+            .filter(|&c| names(&self.connectors[c as usize].1))
+            .collect();
+        let mut products: Vec<ProductHint> = named_visible
+            .iter()
+            .map(|&c| ProductHint {
+                label: self.connectors[c as usize].0.clone(),
+                visible: true,
+            })
+            .collect();
+        if let Some(dir) = req.directory {
+            for (label, terms) in dir.connectors() {
+                let seen = products.iter().any(|p| &p.label == label);
+                let visible_here = (0..self.connectors.len()).any(|c| {
+                    visible.connectors.get(c).copied().unwrap_or(false)
+                        && &self.connectors[c].0 == label
+                });
+                if !seen && !visible_here && names(terms) {
+                    products.push(ProductHint {
+                        label: label.clone(),
+                        visible: false,
+                    });
+                }
+            }
+        }
+        let abstain_product = rules.product_detection
+            && named_visible.is_empty()
+            && products.iter().any(|p| !p.visible);
+
+        // Exact whole-name matches rank first.
+        let exact: &[DocId] = self
+            .by_name
+            .get(req.query.trim())
+            .map_or(&[], |v| v.as_slice());
+        for &d in exact {
+            if visible.contains(d) && score[d as usize] == 0 {
+                cands.push(d);
+            }
+        }
+        let restrict = rules.named_connector_only && !named_visible.is_empty();
+        let mut ranked: Vec<Cand> = cands
+            .iter()
+            .filter(|&&d| !restrict || named_visible.contains(&self.doc_connector[d as usize]))
+            .map(|&d| Cand {
+                id: d,
+                exact: exact.contains(&d),
+                score: score[d as usize],
+                coverage: if mass > 0.0 {
+                    cov[d as usize] / mass
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+
+        // The floor is a gate after ranking: it never reorders, it only cuts.
+        let passes =
+            |c: &Cand| !abstain_product && (c.exact || (mass > 0.0 && c.coverage >= FLOOR));
+        let limit = req.limit.get();
+        let mut passing: Vec<Cand> = ranked.iter().copied().filter(passes).collect();
+        top_k(&mut passing, limit, |a, b| self.order(a, b));
+
+        let results: Vec<SearchResult> = passing
+            .iter()
+            .map(|c| {
+                let d = self.doc(c.id);
+                SearchResult {
+                    name: d.name.clone(),
+                    connector: d.connector.clone(),
+                    description: d.description.clone(),
+                    input_schema: d.input_schema.clone(),
+                    score: c.score,
+                    coverage: c.coverage,
+                    explain: req.explain.then(|| self.field_matches(c.id, &qterms)),
+                    id: c.id,
+                }
+            })
+            .collect();
+
+        let explanation = (req.explain || results.is_empty()).then(|| {
+            let tokens: Vec<TokenExplain> = qterms
+                .iter()
+                .zip(&hits)
+                .map(|(q, h)| {
+                    let (df, idf_v) = match h {
+                        Some(h) => (h.df, h.idf),
+                        None => {
+                            let df = self.df_only(&q.term, visible);
+                            (df, idf(n, df))
+                        }
+                    };
+                    let share = if q.role == Role::Term && mass > 0.0 { idf_v / mass } else { 0.0 };
+                    TokenExplain {
+                        token: q.token.clone(),
+                        term: (q.term != q.token).then(|| q.term.clone()),
+                        role: q.role,
+                        df,
+                        idf: idf_v,
+                        mass_share: share,
+                    }
+                })
+                .collect();
+            let uncovered: Vec<String> = tokens
+                .iter()
+                .filter(|t| t.role == Role::Term && t.df == 0)
+                .map(|t| t.token.clone())
+                .collect();
+            let mut reason = None;
+            let mut best_rejected = None;
+            if results.is_empty() {
+                top_k(&mut ranked, 1, |a, b| self.order(a, b));
+                best_rejected = ranked.first().map(|c| {
+                    let fm = self.field_matches(c.id, &qterms);
+                    let (covered, missed): (Vec<_>, Vec<_>) = qterms
+                        .iter()
+                        .filter(|q| q.role == Role::Term)
+                        .map(|q| (q.token.clone(), fm.iter().any(|m| m.token == q.token)))
+                        .partition(|(_, hit)| *hit);
+                    Rejected {
+                        name: self.doc(c.id).name.clone(),
+                        score: c.score,
+                        coverage: c.coverage,
+                        covered: covered.into_iter().map(|x| x.0).collect(),
+                        missed: missed.into_iter().map(|x| x.0).collect(),
+                    }
+                });
+                reason = Some(if n == 0 {
+                    "the pool is empty".to_owned()
+                } else if abstain_product {
+                    let labels: Vec<&str> = products
+                        .iter()
+                        .filter(|p| !p.visible)
+                        .map(|p| p.label.as_str())
+                        .collect();
+                    format!(
+                        "the query names {}, which is not in your pool",
+                        labels.join(", ")
+                    )
+                } else if mass == 0.0 {
+                    "no query token carries mass (only function words or argument values)"
+                        .to_owned()
+                } else if let Some(b) = &best_rejected {
+                    format!(
+                        "no tool covers {FLOOR} of the query's IDF mass; the best candidate covers {:.3}",
+                        b.coverage
+                    )
+                } else {
+                    "no tool in the pool covers any query token".to_owned()
+                });
+            }
+            Explanation {
+                pool: n,
+                floor: FLOOR,
+                mass,
+                tokens,
+                uncovered,
+                products,
+                reason,
+                best_rejected,
+            }
+        });
+
+        SearchResponse {
+            query: req.query.to_owned(),
+            results,
+            explanation,
+        }
+    }
+
+    /// Exact whole-name first, then score desc, coverage desc, name by codepoint.
+    fn order(&self, a: &Cand, b: &Cand) -> Ordering {
+        b.exact
+            .cmp(&a.exact)
+            .then(b.score.cmp(&a.score))
+            .then(b.coverage.total_cmp(&a.coverage))
+            // `str` orders by UTF-8 bytes, which is Unicode codepoint order.
+            .then_with(|| {
+                self.docs[a.id as usize]
+                    .name
+                    .cmp(&self.docs[b.id as usize].name)
+            })
+            .then(a.id.cmp(&b.id))
+    }
+
+    fn field_matches(&self, id: DocId, qterms: &[QueryTerm]) -> Vec<FieldMatch> {
+        let dt = &self.doc_terms[id as usize];
+        let has = |field: &[TermId], t: &str| {
+            self.dict
+                .get(t)
+                .is_some_and(|tid| field.binary_search(tid).is_ok())
+        };
+        let mut out = Vec::new();
+        for q in qterms.iter().filter(|q| q.role == Role::Term) {
+            let t = q.term.as_str();
+            let (name, name_token) = if has(&dt.name, t) {
+                (Some("exact"), None)
+            } else {
+                let p = dt.name.iter().map(|&n| &*self.text[n as usize]).find(|n| {
+                    let (short, long) = if n.len() < t.len() { (*n, t) } else { (t, *n) };
+                    short != long
+                        && short.chars().count() >= MIN_PREFIX_LEN
+                        && long.starts_with(short)
+                });
+                (p.map(|_| "prefix"), p.map(str::to_owned))
+            };
+            let connector = has(&dt.label, t);
+            let description = has(&dt.desc, t);
+            let parameter = has(&dt.param, t);
+            let weight = match name {
+                Some("exact") => EXACT_NAME_TOKEN,
+                Some(_) => NAME_PREFIX,
+                None => 0,
+            } + if connector { CONNECTOR_LABEL } else { 0 }
+                + if description { DESCRIPTION_TOKEN } else { 0 }
+                + if parameter { PARAMETER_NAME } else { 0 };
+            if weight > 0 {
+                out.push(FieldMatch {
+                    token: q.token.clone(),
+                    name,
+                    name_token,
+                    connector,
+                    description,
+                    parameter,
+                    weight,
+                });
+            }
+        }
+        out
+    }
+
+    /// Label and terms of each distinct connector in the index.
+    pub(super) fn connector_labels(&self) -> &[(String, Vec<String>)] {
+        &self.connectors
+    }
+}
+
+/// Keeps the first `k` of `v` under `cmp`, sorted.
+fn top_k<T>(v: &mut Vec<T>, k: usize, mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    if v.len() > k && k > 0 {
+        v.select_nth_unstable_by(k - 1, &mut cmp);
+        v.truncate(k);
+    }
+    v.truncate(k);
+    v.sort_unstable_by(cmp);
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("tools", &self.docs.len())
+            .field("terms", &self.text.len())
+            .field("rules", &self.rules)
+            .finish()
+    }
+}

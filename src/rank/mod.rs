@@ -1,0 +1,188 @@
+//! Tool search: a lexical ranker with a relevance floor (SPEC §7).
+//!
+//! When a member sees too many tools, this module alone decides which third-party tools the
+//! model gets to see, so it must be exact (fixed rules, named constants), explainable (every
+//! result and every empty answer can say why) and safe: IDF and the floor are computed over the
+//! caller's visible pool only, so a withheld tool cannot change any result, score, count or
+//! explanation. The [`Index`] is built once per catalog version; a [`Subset`] selects the
+//! caller's pool; [`Index::search`] answers one query.
+//!
+//! The literal SPEC rules are [`Rules::LITERAL`]; what ships is [`Rules::SHIPPED`], and each
+//! difference is measured in `docs/ranking.md`.
+
+mod analyze;
+#[cfg(feature = "bm25-baseline")]
+pub mod bm25;
+mod directory;
+mod explain;
+mod index;
+
+pub use analyze::{stem, Role, FUNCTION_WORDS};
+pub use directory::Directory;
+pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
+pub use index::{Index, Subset, ToolDoc};
+
+use serde::Serialize;
+
+/// An exact match of a query token with a token of the tool's name.
+pub const EXACT_NAME_TOKEN: u32 = 5;
+/// A name token and a query token where one is a prefix of the other.
+pub const NAME_PREFIX: u32 = 3;
+/// A query token found in the connector label.
+pub const CONNECTOR_LABEL: u32 = 2;
+/// A query token found in the description (scaffolding stop-words excluded).
+pub const DESCRIPTION_TOKEN: u32 = 1;
+/// A query token found in a top-level `inputSchema` property name (shipped rules only).
+pub const PARAMETER_NAME: u32 = 1;
+/// The shorter side of a prefix match must have at least this many characters: `repo` meets
+/// `repository`, but `cal` does not meet `calendar`.
+pub const MIN_PREFIX_LEN: usize = 4;
+/// A tool is returned only if it covers at least this share of the query's IDF mass.
+pub const FLOOR: f64 = 0.5;
+
+/// Which refinements of the literal SPEC §7 rules are on. Every flag is off in
+/// [`Rules::LITERAL`]; `docs/ranking.md` gives the figures behind [`Rules::SHIPPED`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// Quoted text, numbers, dates, ids like `SVC123`, URLs, e-mails, paths carry no mass.
+    pub argument_values_no_mass: bool,
+    /// Terms are stemmed (indexed and queried alike).
+    pub stem: bool,
+    /// Top-level `inputSchema` property names are a fourth field, weight [`PARAMETER_NAME`].
+    pub parameter_names: bool,
+    /// With a directory: a query that names a connector of the directory that the caller
+    /// cannot see, and no connector it can see, is answered empty.
+    pub product_detection: bool,
+    /// With a directory: a token that nothing in the pool covers, and that the directory knows
+    /// only from descriptions (no tool name, no connector label has it), carries no mass.
+    pub prose_words_no_mass: bool,
+    /// When the query names a connector the caller can see, only that connector's tools are
+    /// candidates.
+    pub named_connector_only: bool,
+}
+
+impl Rules {
+    /// SPEC §7 as written.
+    pub const LITERAL: Rules = Rules {
+        argument_values_no_mass: false,
+        stem: false,
+        parameter_names: false,
+        product_detection: false,
+        prose_words_no_mass: false,
+        named_connector_only: false,
+    };
+    /// What the gateway runs.
+    pub const SHIPPED: Rules = Rules {
+        argument_values_no_mass: true,
+        stem: true,
+        parameter_names: true,
+        product_detection: true,
+        prose_words_no_mass: true,
+        named_connector_only: true,
+    };
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules::SHIPPED
+    }
+}
+
+/// Errors a caller of the ranker can get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RankError {
+    /// A limit outside `1..=MAX`.
+    BadLimit(usize),
+}
+
+impl std::fmt::Display for RankError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RankError::BadLimit(n) => write!(
+                f,
+                "limit must be between 1 and {} (got {n}); omit it for the default of {}",
+                Limit::MAX.0,
+                Limit::DEFAULT.0
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RankError {}
+
+/// How many results a search may return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit(usize);
+
+impl Limit {
+    pub const DEFAULT: Limit = Limit(5);
+    pub const MAX: Limit = Limit(25);
+
+    pub fn new(n: usize) -> Result<Limit, RankError> {
+        if n == 0 || n > Self::MAX.0 {
+            Err(RankError::BadLimit(n))
+        } else {
+            Ok(Limit(n))
+        }
+    }
+
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl Default for Limit {
+    fn default() -> Self {
+        Limit::DEFAULT
+    }
+}
+
+/// One query.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchRequest<'a> {
+    pub query: &'a str,
+    pub limit: Limit,
+    /// Adds per-token df/idf and matched fields to the response.
+    pub explain: bool,
+    /// The deployment's connector directory (public knowledge), for product detection.
+    pub directory: Option<&'a Directory>,
+}
+
+impl<'a> SearchRequest<'a> {
+    pub fn new(query: &'a str) -> Self {
+        SearchRequest {
+            query,
+            limit: Limit::DEFAULT,
+            explain: false,
+            directory: None,
+        }
+    }
+}
+
+/// One returned tool: everything needed to call it in one hop.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResult {
+    pub name: String,
+    pub connector: String,
+    pub description: String,
+    #[serde(rename = "inputSchema")]
+    pub input_schema: serde_json::Value,
+    pub score: u32,
+    pub coverage: f64,
+    /// Per query token: which fields matched (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<FieldMatch>>,
+    /// The index id of the tool (not serialized).
+    #[serde(skip)]
+    pub id: u32,
+}
+
+/// The answer to one query.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResponse {
+    pub query: String,
+    pub results: Vec<SearchResult>,
+    /// With `explain`, or always when `results` is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+}

@@ -1,0 +1,199 @@
+//! Golden cases over real tool definitions (fixtures/eval): the seed's incident first.
+
+use floorgate::rank::{Directory, Index, Limit, Role, Rules, SearchRequest, Subset, ToolDoc};
+
+fn notion_tools() -> Vec<ToolDoc> {
+    let text = include_str!("../fixtures/eval/notion_tools.json");
+    let mut tools: Vec<ToolDoc> = serde_json::from_str(text).unwrap();
+    // The tool of the seed article's incident.
+    tools.push(ToolDoc {
+        name: "list_all_notion_users".into(),
+        connector: "Notion".into(),
+        description: "List all users.".into(),
+        input_schema: serde_json::json!({"type": "object"}),
+    });
+    tools
+}
+
+fn catalog() -> Vec<ToolDoc> {
+    include_str!("../fixtures/eval/catalog.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn ask<'a>(
+    index: &Index,
+    query: &'a str,
+    dir: Option<&'a Directory>,
+) -> floorgate::rank::SearchResponse {
+    let req = SearchRequest {
+        query,
+        limit: Limit::DEFAULT,
+        explain: true,
+        directory: dir,
+    };
+    index.search(&req, &Subset::all(index))
+}
+
+fn names(r: &floorgate::rank::SearchResponse) -> Vec<&str> {
+    r.results.iter().map(|r| r.name.as_str()).collect()
+}
+
+#[test]
+fn seed_incident_is_empty_and_explains_itself() {
+    let directory = Directory::build(catalog());
+    let literal_dir = Directory::with_rules(catalog(), Rules::LITERAL);
+    for (rules, dir) in [
+        (Rules::LITERAL, None),
+        (Rules::SHIPPED, None),
+        (Rules::SHIPPED, Some(&directory)),
+        (Rules::LITERAL, Some(&literal_dir)),
+    ] {
+        let index = Index::with_rules(notion_tools(), rules);
+        let r = ask(&index, "list_all_cal_com_schedules", dir);
+        assert!(r.results.is_empty(), "{rules:?}: {:?}", names(&r));
+        let e = r.explanation.expect("an empty answer explains itself");
+        assert_eq!(e.pool, 25);
+        let tokens: Vec<&str> = e.tokens.iter().map(|t| t.token.as_str()).collect();
+        assert_eq!(
+            tokens,
+            ["list", "all", "cal", "com", "schedules"],
+            "{rules:?}"
+        );
+        for t in &e.tokens {
+            assert!(t.idf > 0.0 && t.idf.is_finite());
+            assert_eq!(t.role, Role::Term, "{rules:?} {}", t.token);
+        }
+        for expensive in ["cal", "com", "schedules"] {
+            let t = e.tokens.iter().find(|t| t.token == expensive).unwrap();
+            assert_eq!(
+                t.df, 0,
+                "{expensive} is covered by nothing in a Notion pool"
+            );
+            assert!(e.uncovered.contains(&expensive.to_owned()));
+        }
+        let cheap = e.tokens.iter().find(|t| t.token == "list").unwrap();
+        assert!(cheap.df > 0 && cheap.idf < e.tokens[2].idf);
+        let best = e.best_rejected.expect("a best candidate");
+        assert!(best.coverage < 0.5);
+        assert!(best.missed.contains(&"cal".to_owned()));
+        if dir.is_some() && rules.product_detection {
+            assert!(e
+                .products
+                .iter()
+                .any(|p| p.label == "Cal.com" && !p.visible));
+            assert!(e.reason.unwrap().contains("Cal.com"));
+        }
+        // Without the floor, the seed's wrong tool is what a plain ranker returns.
+        assert_eq!(best.name, "list_all_notion_users", "{rules:?}");
+    }
+}
+
+#[test]
+fn the_real_cal_com_tool_is_found_when_connected() {
+    let mut tools = notion_tools();
+    tools.extend(catalog().into_iter().filter(|t| t.connector == "Cal.com"));
+    let directory = Directory::build(catalog());
+    let index = Index::build(tools);
+    let r = ask(&index, "list_all_cal_com_schedules", Some(&directory));
+    assert_eq!(names(&r)[0], "cal_get_all_schedules");
+    assert!(r.results.iter().all(|r| r.connector == "Cal.com"));
+    // The exact name ranks first.
+    let r = ask(&index, "cal_get_schedule", Some(&directory));
+    assert_eq!(names(&r)[0], "cal_get_schedule");
+}
+
+#[test]
+fn a_connected_product_without_the_tool_answers_empty() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(notion_tools());
+    for q in [
+        "delete_notion_workspace",
+        "deleteNotionWorkspace",
+        "delete the notion workspace",
+    ] {
+        let r = ask(&index, q, Some(&directory));
+        assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    }
+}
+
+#[test]
+fn natural_queries_over_real_tools() {
+    let directory = Directory::build(catalog());
+    let pool: Vec<ToolDoc> = catalog()
+        .into_iter()
+        .filter(|t| {
+            ["Notion", "Jira", "Slack", "GitHub", "Cal.com"].contains(&t.connector.as_str())
+        })
+        .collect();
+    let index = Index::build(pool);
+    let cases = [
+        ("list all my notion users", "API-get-users"),
+        ("create a page in notion", "API-post-page"),
+        ("add a comment to a jira issue", "jira_add_comment"),
+        ("create a new schedule in cal.com", "cal_create_a_schedule"),
+        ("post a message to a slack channel", "slack_post_message"),
+    ];
+    for (q, want) in cases {
+        let r = ask(&index, q, Some(&directory));
+        assert!(names(&r).contains(&want), "{q}: {:?}", names(&r));
+    }
+}
+
+#[test]
+fn a_product_outside_the_pool_is_named_but_never_its_tools() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(notion_tools());
+    let r = ask(&index, "create a zendesk ticket", Some(&directory));
+    assert!(r.results.is_empty());
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(
+        json.contains("Zendesk"),
+        "the hint names the product: {json}"
+    );
+    for t in catalog().iter().filter(|t| t.connector == "Zendesk") {
+        assert!(
+            !json.contains(&format!("\"{}\"", t.name)),
+            "leaked {}",
+            t.name
+        );
+    }
+}
+
+#[test]
+fn argument_values_carry_no_mass() {
+    let directory = Directory::build(catalog());
+    let pool: Vec<ToolDoc> = catalog()
+        .into_iter()
+        .filter(|t| t.connector == "Jira")
+        .collect();
+    let index = Index::build(pool);
+    let r = ask(&index, "get jira issue PROJ-1234", Some(&directory));
+    assert!(!r.results.is_empty());
+    let e = r.explanation.unwrap();
+    let proj = e.tokens.iter().find(|t| t.token == "proj").unwrap();
+    assert_eq!(proj.role, Role::ArgumentValue);
+    assert_eq!(proj.mass_share, 0.0);
+    // The literal rules count the id against the right tool.
+    let literal = Index::with_rules(
+        catalog()
+            .into_iter()
+            .filter(|t| t.connector == "Jira")
+            .collect(),
+        Rules::LITERAL,
+    );
+    assert!(ask(&literal, "get jira issue PROJ-1234", None)
+        .results
+        .is_empty());
+}
+
+#[test]
+fn limit_is_checked() {
+    assert!(Limit::new(0).is_err());
+    assert!(Limit::new(26).is_err());
+    assert_eq!(Limit::new(25).unwrap().get(), 25);
+    assert_eq!(Limit::default().get(), 5);
+    let msg = Limit::new(0).unwrap_err().to_string();
+    assert!(msg.contains("between 1 and 25"), "{msg}");
+}
