@@ -213,15 +213,6 @@ async fn serve_mcp(
         }
         _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
     }
-    if let Some(content_type) = header(&req, "Content-Type") {
-        if !content_type
-            .to_ascii_lowercase()
-            .starts_with("application/json")
-        {
-            log.outcome = "unsupported_media_type".into();
-            return error_response(415, "unsupported media type: send application/json");
-        }
-    }
     let identity = match authenticate(&req, env).await? {
         Ok(identity) => identity,
         Err(reason) => {
@@ -231,6 +222,15 @@ async fn serve_mcp(
     };
     log.tenant = Some(identity.tenant.clone());
     log.member = Some(identity.member.clone());
+    if let Some(content_type) = header(&req, "Content-Type") {
+        if !content_type
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+        {
+            log.outcome = "unsupported_media_type".into();
+            return error_response(415, "unsupported media type: send application/json");
+        }
+    }
     let body = match bounded_body(&mut req).await {
         Ok(body) => body,
         Err(status) => {
