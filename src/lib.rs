@@ -4,15 +4,19 @@
 //! on the host. Time, randomness and I/O are handed in by the caller (the Worker shell or the
 //! CLI), never fetched here, so the same code ranks, resolves and dispatches in both.
 
+pub mod admin;
+pub mod catalog;
+pub mod control;
+pub mod gateway;
+pub mod grant;
+pub mod mcp;
+pub mod outbound;
+pub mod policy;
+pub mod rank;
+pub mod resolver;
+pub mod roster;
 pub mod scaffold;
 pub mod tokenize;
-pub mod rank;
-pub mod catalog;
-pub mod policy;
-pub mod resolver;
-pub mod control;
-pub mod outbound;
-pub mod mcp;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

@@ -38,7 +38,7 @@ pub fn stop_words() -> Vec<String> {
                 c if !in_placeholder && c.is_alphanumeric() => word.extend(c.to_lowercase()),
                 _ => {}
             }
-            if !(ch.is_alphanumeric() && !in_placeholder) && !word.is_empty() {
+            if (!ch.is_alphanumeric() || in_placeholder) && !word.is_empty() {
                 words.push(std::mem::take(&mut word));
             }
         }
@@ -57,7 +57,10 @@ mod tests {
 
     #[test]
     fn stop_words_come_from_the_templates_only() {
-        assert_eq!(stop_words(), ["connection", "frozen", "of", "one", "set", "to"]);
+        assert_eq!(
+            stop_words(),
+            ["connection", "frozen", "of", "one", "set", "to"]
+        );
     }
 
     #[test]

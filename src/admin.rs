@@ -1,0 +1,281 @@
+//! The operator API's routes and request bodies, parsed once at the boundary.
+//!
+//! Every path is under `/admin/v1/` and is authenticated by the deployment's admin secret
+//! before it reaches this module. Ids are checked here so storage never sees a malformed one.
+
+use serde::Deserialize;
+use std::fmt;
+
+use crate::grant::valid_id;
+use crate::roster::MemberStatus;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    ListMembers {
+        tenant: String,
+    },
+    PutMember {
+        tenant: String,
+        member: String,
+    },
+    SetStatus {
+        tenant: String,
+        member: String,
+        status: MemberStatus,
+    },
+    IssueGrant {
+        tenant: String,
+        member: String,
+    },
+    ListGrants {
+        tenant: String,
+        member: Option<String>,
+    },
+    RevokeGrant {
+        tenant: String,
+        grant: String,
+    },
+    GetDocument {
+        tenant: String,
+        document: Document,
+    },
+    PutDocument {
+        tenant: String,
+        document: Document,
+    },
+    GetDirectory,
+    PutDirectory,
+    ListExecutions {
+        tenant: String,
+    },
+}
+
+/// The per-tenant documents kept in KV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    Catalog,
+    Policy,
+}
+
+impl Document {
+    pub fn name(self) -> &'static str {
+        match self {
+            Document::Catalog => "catalog",
+            Document::Policy => "policy",
+        }
+    }
+
+    /// The KV key the document lives under.
+    pub fn kv_key(self, tenant: &str) -> String {
+        format!("tenant/{tenant}/{}", self.name())
+    }
+}
+
+/// The KV key of the deployment's connector directory.
+pub const DIRECTORY_KEY: &str = "directory";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteError {
+    NotFound,
+    MethodNotAllowed(&'static str),
+    BadId(&'static str, String),
+}
+
+impl RouteError {
+    pub fn status(&self) -> u16 {
+        match self {
+            RouteError::NotFound => 404,
+            RouteError::MethodNotAllowed(_) => 405,
+            RouteError::BadId(..) => 400,
+        }
+    }
+}
+
+impl fmt::Display for RouteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteError::NotFound => write!(f, "no such admin route"),
+            RouteError::MethodNotAllowed(allowed) => {
+                write!(f, "method not allowed here; use {allowed}")
+            }
+            RouteError::BadId(which, id) => write!(
+                f,
+                "{which} id \"{id}\" is invalid: use 1-64 lowercase letters, digits or '-'"
+            ),
+        }
+    }
+}
+
+fn id(which: &'static str, raw: &str) -> Result<String, RouteError> {
+    if valid_id(raw) {
+        Ok(raw.to_owned())
+    } else {
+        Err(RouteError::BadId(which, raw.chars().take(80).collect()))
+    }
+}
+
+/// Maps a method and a path (without query) to a route.
+pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
+    let rest = path
+        .strip_prefix("/admin/v1/")
+        .ok_or(RouteError::NotFound)?;
+    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    let only = |allowed: &'static str, route: Route| {
+        if method == allowed {
+            Ok(route)
+        } else {
+            Err(RouteError::MethodNotAllowed(allowed))
+        }
+    };
+    match segments.as_slice() {
+        ["directory"] => match method {
+            "GET" => Ok(Route::GetDirectory),
+            "PUT" => Ok(Route::PutDirectory),
+            _ => Err(RouteError::MethodNotAllowed("GET or PUT")),
+        },
+        ["tenants", t, "members"] => only(
+            "GET",
+            Route::ListMembers {
+                tenant: id("tenant", t)?,
+            },
+        ),
+        ["tenants", t, "members", m] => only(
+            "PUT",
+            Route::PutMember {
+                tenant: id("tenant", t)?,
+                member: id("member", m)?,
+            },
+        ),
+        ["tenants", t, "members", m, action @ ("suspend" | "reinstate" | "remove")] => {
+            let status = match *action {
+                "suspend" => MemberStatus::Suspended,
+                "reinstate" => MemberStatus::Active,
+                _ => MemberStatus::Removed,
+            };
+            only(
+                "POST",
+                Route::SetStatus {
+                    tenant: id("tenant", t)?,
+                    member: id("member", m)?,
+                    status,
+                },
+            )
+        }
+        ["tenants", t, "members", m, "grants"] => {
+            let (tenant, member) = (id("tenant", t)?, id("member", m)?);
+            match method {
+                "POST" => Ok(Route::IssueGrant { tenant, member }),
+                "GET" => Ok(Route::ListGrants {
+                    tenant,
+                    member: Some(member),
+                }),
+                _ => Err(RouteError::MethodNotAllowed("GET or POST")),
+            }
+        }
+        ["tenants", t, "grants"] => only(
+            "GET",
+            Route::ListGrants {
+                tenant: id("tenant", t)?,
+                member: None,
+            },
+        ),
+        ["tenants", t, "grants", g] => only(
+            "DELETE",
+            Route::RevokeGrant {
+                tenant: id("tenant", t)?,
+                grant: (*g).to_owned(),
+            },
+        ),
+        ["tenants", t, "executions"] => only(
+            "GET",
+            Route::ListExecutions {
+                tenant: id("tenant", t)?,
+            },
+        ),
+        ["tenants", t, doc @ ("catalog" | "policy")] => {
+            let tenant = id("tenant", t)?;
+            let document = if *doc == "catalog" {
+                Document::Catalog
+            } else {
+                Document::Policy
+            };
+            match method {
+                "GET" => Ok(Route::GetDocument { tenant, document }),
+                "PUT" => Ok(Route::PutDocument { tenant, document }),
+                _ => Err(RouteError::MethodNotAllowed("GET or PUT")),
+            }
+        }
+        _ => Err(RouteError::NotFound),
+    }
+}
+
+/// Body of `PUT …/members/{m}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PutMemberBody {
+    pub role: String,
+}
+
+/// Body of `POST …/members/{m}/grants` (optional).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssueGrantBody {
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// Parses a small JSON admin body with a message that names what is wrong.
+pub fn parse_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("invalid request body: {e}"))
+}
+
+/// A role name: what policies key their restrictions by.
+pub fn valid_role(role: &str) -> bool {
+    valid_id(role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        assert_eq!(
+            route("POST", "/admin/v1/tenants/acme/members/ada/suspend"),
+            Ok(Route::SetStatus {
+                tenant: "acme".into(),
+                member: "ada".into(),
+                status: MemberStatus::Suspended
+            })
+        );
+        assert_eq!(
+            route("PUT", "/admin/v1/tenants/acme/policy"),
+            Ok(Route::PutDocument {
+                tenant: "acme".into(),
+                document: Document::Policy
+            })
+        );
+        assert_eq!(
+            route("GET", "/admin/v1/tenants/acme/members/ada"),
+            Err(RouteError::MethodNotAllowed("PUT"))
+        );
+        assert_eq!(route("GET", "/admin/v1/nothing"), Err(RouteError::NotFound));
+        assert!(matches!(
+            route("GET", "/admin/v1/tenants/Acme/members"),
+            Err(RouteError::BadId("tenant", _))
+        ));
+        assert_eq!(Document::Catalog.kv_key("acme"), "tenant/acme/catalog");
+    }
+
+    #[test]
+    fn bodies_name_their_problem() {
+        let err = parse_body::<PutMemberBody>(br#"{"rol":"admin"}"#).unwrap_err();
+        assert!(err.contains("unknown field `rol`"), "{err}");
+        assert_eq!(
+            parse_body::<PutMemberBody>(br#"{"role":"admin"}"#)
+                .unwrap()
+                .role,
+            "admin"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Small HTTP helpers for the shell: JSON answers, CORS, origin checks, bounded bodies.
+
+use worker::{Headers, Request, Response, Result};
+
+/// Largest request body accepted; larger ones get 413 before they are parsed.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+const ALLOW_HEADERS: &str =
+    "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID";
+const EXPOSE_HEADERS: &str = "Mcp-Session-Id, WWW-Authenticate";
+
+pub fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
+}
+
+pub fn json_response(status: u16, body: &serde_json::Value) -> Result<Response> {
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    headers.set("Cache-Control", "no-store")?;
+    Ok(Response::from_bytes(serde_json::to_vec(body)?)?
+        .with_status(status)
+        .with_headers(headers))
+}
+
+pub fn empty_response(status: u16) -> Result<Response> {
+    Ok(Response::empty()?.with_status(status))
+}
+
+/// `{"error": message}` with a status: the admin API's and the edge's own refusals.
+pub fn error_response(status: u16, message: &str) -> Result<Response> {
+    json_response(status, &serde_json::json!({ "error": message }))
+}
+
+/// The 401 every missing or bad grant gets; the reason is for the caller, never a secret.
+pub fn unauthorized(reason: &str) -> Result<Response> {
+    let response = error_response(401, &format!("unauthorized: {reason}"))?;
+    let challenge = format!(
+        "Bearer realm=\"floorgate\", error=\"invalid_token\", error_description=\"{}\"",
+        reason.replace('"', "'")
+    );
+    response.headers().set("WWW-Authenticate", &challenge)?;
+    Ok(response)
+}
+
+/// Whether a present `Origin` is on the deployment's list. Absent means a non-browser client.
+pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
+    match origin {
+        None => true,
+        Some(origin) => allowed
+            .iter()
+            .any(|a| a == "*" || a.eq_ignore_ascii_case(origin)),
+    }
+}
+
+/// Adds the CORS headers a browser client needs to read an answer.
+pub fn with_cors(response: Response, origin: Option<&str>) -> Result<Response> {
+    if let Some(origin) = origin {
+        let headers = response.headers();
+        headers.set("Access-Control-Allow-Origin", origin)?;
+        headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS)?;
+        headers.set("Vary", "Origin")?;
+    }
+    Ok(response)
+}
+
+/// The answer to a CORS preflight from an allowed origin.
+pub fn preflight(origin: Option<&str>) -> Result<Response> {
+    let response = empty_response(204)?;
+    let headers = response.headers();
+    headers.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")?;
+    headers.set("Access-Control-Allow-Headers", ALLOW_HEADERS)?;
+    headers.set("Access-Control-Max-Age", "600")?;
+    with_cors(response, origin)
+}
+
+/// Reads the body, refusing more than `MAX_BODY_BYTES` (checked on the header first).
+pub async fn bounded_body(req: &mut Request) -> std::result::Result<Vec<u8>, u16> {
+    let declared = header(req, "Content-Length").and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(413);
+    }
+    let bytes = req.bytes().await.map_err(|_| 400u16)?;
+    if bytes.len() > MAX_BODY_BYTES {
+        return Err(413);
+    }
+    Ok(bytes)
+}
+
+/// The bearer token of an `Authorization` header, if any.
+pub fn bearer(req: &Request) -> Option<String> {
+    let value = header(req, "Authorization")?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}

@@ -1,0 +1,450 @@
+//! The Worker shell: the only code that touches the platform (requests, KV, Durable Objects,
+//! the clock and randomness). It reads what the core needs, calls the core, and performs the
+//! effects the core hands back. Compiled for wasm32 only.
+
+mod http;
+mod roster_object;
+
+use serde_json::{json, Value};
+use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
+
+use crate::admin::{self, Route};
+use crate::gateway::{self, Effect, Surface};
+use crate::mcp::dispatch::ServerConfig;
+use crate::mcp::wire::RpcError;
+use crate::mcp::{self, CallToolResult, HttpIn};
+use crate::roster::{Command, Identity, RosterError};
+use http::{
+    bearer, bounded_body, empty_response, error_response, header, json_response, unauthorized,
+    with_cors,
+};
+
+const ROSTER_BINDING: &str = "ROSTER";
+
+/// Deployment settings, read from `[vars]` and secrets.
+struct Config {
+    allowed_origins: Vec<String>,
+    page_size: usize,
+}
+
+impl Config {
+    fn from_env(env: &Env) -> Config {
+        let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
+        Config {
+            allowed_origins: var("ALLOWED_ORIGINS")
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_owned())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            page_size: var("TOOLS_PAGE_SIZE")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(100),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    Date::now().as_millis() as i64
+}
+
+/// One structured line per request; never a grant, a secret or a tool's arguments.
+struct LogLine {
+    started: i64,
+    route: &'static str,
+    tenant: Option<String>,
+    member: Option<String>,
+    method: Option<String>,
+    tool: Option<String>,
+    outcome: String,
+}
+
+impl LogLine {
+    fn new(route: &'static str) -> LogLine {
+        LogLine {
+            started: now_ms(),
+            route,
+            tenant: None,
+            member: None,
+            method: None,
+            tool: None,
+            outcome: String::new(),
+        }
+    }
+
+    fn emit(&self, status: u16) {
+        let line = json!({
+            "ts": self.started, "route": self.route, "tenant": self.tenant, "member": self.member,
+            "method": self.method, "tool": self.tool, "status": status, "outcome": self.outcome,
+            "latency_ms": now_ms() - self.started,
+        });
+        worker::console_log!("{line}");
+    }
+}
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    let path = req.path();
+    let config = Config::from_env(&env);
+    let origin = header(&req, "Origin");
+    let route = if path == "/mcp" {
+        "mcp"
+    } else if path.starts_with("/admin/") {
+        "admin"
+    } else {
+        "other"
+    };
+    let mut log = LogLine::new(route);
+    let response = if !http::origin_allowed(origin.as_deref(), &config.allowed_origins) {
+        log.outcome = "origin_refused".into();
+        error_response(
+            403,
+            "forbidden: this Origin is not allowed to call the gateway",
+        )
+    } else if req.method() == Method::Options {
+        http::preflight(origin.as_deref())
+    } else {
+        match path.as_str() {
+            "/healthz" => json_response(200, &json!({"status": "ok"})),
+            "/mcp" => serve_mcp(req, &env, &config, &mut log).await,
+            p if p.starts_with("/admin/") => serve_admin(req, &env, &mut log).await,
+            _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
+        }
+    };
+    let response = match response {
+        Ok(r) => r,
+        Err(e) => {
+            worker::console_error!("internal error: {e}");
+            log.outcome = "internal_error".into();
+            error_response(500, "internal error")?
+        }
+    };
+    log.emit(response.status_code());
+    with_cors(response, origin.as_deref())
+}
+
+/// Sends one command to a tenant's roster object.
+async fn roster(
+    env: &Env,
+    tenant: &str,
+    command: &Command,
+) -> Result<std::result::Result<Value, RosterError>> {
+    let stub = env
+        .durable_object(ROSTER_BINDING)?
+        .id_from_name(tenant)?
+        .get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(serde_json::to_string(command)?.into()));
+    let request = Request::new_with_init("https://roster/command", &init)?;
+    let mut response = stub.fetch_with_request(request).await?;
+    let body: Value = response.json().await?;
+    if let Some(ok) = body.get("ok") {
+        return Ok(Ok(ok.clone()));
+    }
+    let error = body
+        .get("err")
+        .cloned()
+        .and_then(|e| serde_json::from_value::<RosterError>(e).ok())
+        .unwrap_or_else(|| RosterError::Storage("unreadable roster reply".into()));
+    Ok(Err(error))
+}
+
+/// The grant check every MCP request makes, against the roster — never a cache.
+async fn authenticate(
+    req: &Request,
+    env: &Env,
+) -> Result<std::result::Result<Identity, &'static str>> {
+    let Some(token) = bearer(req) else {
+        return Ok(Err("missing bearer grant"));
+    };
+    let Ok(claim) = crate::grant::parse(&token) else {
+        return Ok(Err("malformed grant"));
+    };
+    let command = Command::Validate {
+        member: claim.member.clone(),
+        hash: claim.hash,
+    };
+    match roster(env, &claim.tenant, &command).await? {
+        Ok(Value::Object(row)) => Ok(Ok(Identity {
+            tenant: claim.tenant,
+            member: claim.member,
+            role: row
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            grant_id: row
+                .get("grant_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        })),
+        Ok(_) => Ok(Err(
+            "grant is unknown, revoked, or its member is not active",
+        )),
+        Err(e) => Err(worker::Error::RustError(e.to_string())),
+    }
+}
+
+async fn serve_mcp(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    log: &mut LogLine,
+) -> Result<Response> {
+    match req.method() {
+        Method::Post => {}
+        Method::Get | Method::Delete => {
+            log.outcome = "method_not_allowed".into();
+            let response = error_response(
+                405,
+                "method not allowed: this endpoint is stateless; POST JSON-RPC to /mcp",
+            )?;
+            response.headers().set("Allow", "POST, OPTIONS")?;
+            return Ok(response);
+        }
+        _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
+    }
+    let identity = match authenticate(&req, env).await? {
+        Ok(identity) => identity,
+        Err(reason) => {
+            log.outcome = "unauthorized".into();
+            return unauthorized(reason);
+        }
+    };
+    log.tenant = Some(identity.tenant.clone());
+    log.member = Some(identity.member.clone());
+    if let Some(content_type) = header(&req, "Content-Type") {
+        if !content_type
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+        {
+            log.outcome = "unsupported_media_type".into();
+            return error_response(415, "unsupported media type: send application/json");
+        }
+    }
+    let body = match bounded_body(&mut req).await {
+        Ok(body) => body,
+        Err(status) => {
+            log.outcome = "body_refused".into();
+            let message = if status == 413 {
+                format!(
+                    "payload too large: the limit is {} bytes",
+                    http::MAX_BODY_BYTES
+                )
+            } else {
+                "the request body could not be read".to_owned()
+            };
+            return error_response(status, &message);
+        }
+    };
+    let (version, method_header, name_header) = (
+        header(&req, mcp::header::PROTOCOL_VERSION),
+        header(&req, mcp::header::METHOD),
+        header(&req, mcp::header::NAME),
+    );
+    let http_in = HttpIn {
+        protocol_version: version.as_deref(),
+        mcp_method: method_header.as_deref(),
+        mcp_name: name_header.as_deref(),
+    };
+    let server = ServerConfig {
+        name: "floorgate".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        instructions: Some("floorgate gives you the tools of your organisation's connected accounts. Call whoami to see which member you act as.".into()),
+        page_size: config.page_size,
+    };
+    let surface = Surface {
+        identity: &identity,
+        listing: vec![gateway::whoami_tool()],
+    };
+    let mut exchange = mcp::handle(&server, http_in, &body, &surface);
+    log.method = exchange.method.clone();
+    log.tool = exchange.tool.clone();
+    let mut results = Vec::new();
+    for effect in exchange.take_effects() {
+        results.push(perform(env, &identity, effect).await?);
+    }
+    let reply = exchange.finish(results);
+    log.outcome = match &reply.json {
+        Some(v) if v.get("error").is_some() => "rpc_error".into(),
+        Some(v) if v.pointer("/result/isError") == Some(&Value::Bool(true)) => "tool_error".into(),
+        _ => "ok".into(),
+    };
+    match reply.json {
+        None => empty_response(reply.status),
+        Some(json) => json_response(reply.status, &json),
+    }
+}
+
+async fn perform(
+    env: &Env,
+    identity: &Identity,
+    effect: Effect,
+) -> Result<std::result::Result<CallToolResult, RpcError>> {
+    match effect {
+        Effect::Roster(command) => Ok(match roster(env, &identity.tenant, &command).await? {
+            Ok(value) => Ok(CallToolResult::json(value)),
+            Err(error) => Ok(CallToolResult::error(error.to_string())),
+        }),
+    }
+}
+
+fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, &'static str)> {
+    let Ok(secret) = env.secret("ADMIN_SECRET").map(|s| s.to_string()) else {
+        return Err((
+            503,
+            "the admin API is disabled: set the ADMIN_SECRET secret",
+        ));
+    };
+    match bearer(req) {
+        Some(token) if crate::grant::constant_time_eq(token.as_bytes(), secret.as_bytes()) => {
+            Ok(())
+        }
+        Some(_) => Err((401, "unauthorized: wrong admin secret")),
+        None => Err((
+            401,
+            "unauthorized: send Authorization: Bearer <admin secret>",
+        )),
+    }
+}
+
+fn roster_reply(
+    result: std::result::Result<Value, RosterError>,
+    created: bool,
+) -> Result<Response> {
+    match result {
+        Ok(value) => json_response(if created { 201 } else { 200 }, &value),
+        Err(error) => error_response(error.status(), &error.to_string()),
+    }
+}
+
+async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<Response> {
+    if let Err((status, message)) = admin_authorized(&req, env) {
+        log.outcome = "admin_unauthorized".into();
+        let response = error_response(status, message)?;
+        if status == 401 {
+            response
+                .headers()
+                .set("WWW-Authenticate", "Bearer realm=\"floorgate-admin\"")?;
+        }
+        return Ok(response);
+    }
+    let method = req.method().to_string();
+    let route = match admin::route(&method, &req.path()) {
+        Ok(route) => route,
+        Err(e) => return error_response(e.status(), &e.to_string()),
+    };
+    let body = match bounded_body(&mut req).await {
+        Ok(body) => body,
+        Err(status) => return error_response(status, "payload too large or unreadable"),
+    };
+    log.outcome = "ok".into();
+    let now = now_ms();
+    match route {
+        Route::ListMembers { tenant } => {
+            roster_reply(roster(env, &tenant, &Command::ListMembers).await?, false)
+        }
+        Route::PutMember { tenant, member } => {
+            let parsed: admin::PutMemberBody = match admin::parse_body(&body) {
+                Ok(b) => b,
+                Err(e) => return error_response(400, &e),
+            };
+            if !admin::valid_role(&parsed.role) {
+                return error_response(400, "role must be 1-64 lowercase letters, digits or '-'");
+            }
+            let command = Command::UpsertMember {
+                member,
+                role: parsed.role,
+                now,
+            };
+            roster_reply(roster(env, &tenant, &command).await?, false)
+        }
+        Route::SetStatus {
+            tenant,
+            member,
+            status,
+        } => roster_reply(
+            roster(
+                env,
+                &tenant,
+                &Command::SetStatus {
+                    member,
+                    status,
+                    now,
+                },
+            )
+            .await?,
+            false,
+        ),
+        Route::IssueGrant { tenant, member } => {
+            let parsed: admin::IssueGrantBody = if body.is_empty() {
+                admin::IssueGrantBody::default()
+            } else {
+                match admin::parse_body(&body) {
+                    Ok(b) => b,
+                    Err(e) => return error_response(400, &e),
+                }
+            };
+            let mut secret = [0u8; crate::grant::SECRET_BYTES];
+            if getrandom::getrandom(&mut secret).is_err() {
+                return error_response(500, "no randomness available to issue a grant");
+            }
+            let issued = crate::grant::issue(&tenant, &member, &secret);
+            let label = parsed
+                .label
+                .unwrap_or_else(|| "grant".into())
+                .chars()
+                .take(100)
+                .collect();
+            let command = Command::IssueGrant {
+                member,
+                id: issued.id.clone(),
+                hash: issued.hash,
+                label,
+                now,
+            };
+            match roster(env, &tenant, &command).await? {
+                Ok(mut value) => {
+                    // Shown once: only the hash is stored.
+                    value["grant"] = json!(issued.token);
+                    json_response(201, &value)
+                }
+                Err(error) => error_response(error.status(), &error.to_string()),
+            }
+        }
+        Route::ListGrants { tenant, member } => roster_reply(
+            roster(env, &tenant, &Command::ListGrants { member }).await?,
+            false,
+        ),
+        Route::RevokeGrant { tenant, grant } => roster_reply(
+            roster(
+                env,
+                &tenant,
+                &Command::RevokeGrant {
+                    id: grant,
+                    member: None,
+                    now,
+                },
+            )
+            .await?,
+            false,
+        ),
+        Route::ListExecutions { tenant } => roster_reply(
+            roster(env, &tenant, &Command::ListExecutions { limit: 100 }).await?,
+            false,
+        ),
+        Route::GetDocument { .. }
+        | Route::PutDocument { .. }
+        | Route::GetDirectory
+        | Route::PutDirectory => error_response(501, "document routes arrive with the catalog"),
+    }
+}

@@ -1,0 +1,304 @@
+//! The per-tenant roster Durable Object: members and grants in its SQLite storage.
+//!
+//! One object per tenant (`id_from_name(tenant)`) is the single writer for that tenant's
+//! membership, so a status change and the revocation of that member's grants are one SQL
+//! statement (see `roster::SCHEMA`'s trigger) and every validation reads the committed state.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
+
+use crate::roster::{
+    transition_allowed, Command, GrantInfo, Member, MemberStatus, RosterError, SCHEMA,
+    SET_STATUS_SQL, VALIDATE_SQL,
+};
+
+#[durable_object]
+pub struct Roster {
+    sql: SqlStorage,
+}
+
+impl DurableObject for Roster {
+    fn new(state: State, _env: Env) -> Self {
+        let sql = state.storage().sql();
+        for statement in SCHEMA {
+            if let Err(e) = sql.exec(statement, None) {
+                worker::console_error!("roster schema statement failed: {e}");
+            }
+        }
+        Roster { sql }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let reply = match req.json::<Command>().await {
+            Ok(command) => self.run(command),
+            Err(e) => Err(RosterError::Storage(format!("bad roster command: {e}"))),
+        };
+        let body = match reply {
+            Ok(value) => json!({ "ok": value }),
+            Err(error) => json!({ "err": error }),
+        };
+        Response::from_json(&body)
+    }
+}
+
+#[derive(Deserialize)]
+struct MemberRow {
+    id: String,
+    role: String,
+    status: String,
+    created_at: f64,
+    updated_at: f64,
+}
+
+impl MemberRow {
+    fn into_member(self) -> Member {
+        Member {
+            id: self.id,
+            role: self.role,
+            status: MemberStatus::parse(&self.status).unwrap_or(MemberStatus::Removed),
+            created_at: self.created_at as i64,
+            updated_at: self.updated_at as i64,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct GrantRow {
+    id: String,
+    member_id: String,
+    label: String,
+    created_at: f64,
+    revoked_at: Option<f64>,
+    revoked_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ValidRow {
+    role: String,
+    grant_id: String,
+}
+
+#[derive(Deserialize)]
+struct ExecutionRow {
+    seq: f64,
+    at: f64,
+    member_id: String,
+    tool: String,
+    connection: Option<String>,
+    outcome: String,
+    upstream_status: Option<f64>,
+    latency_ms: f64,
+}
+
+fn storage(e: worker::Error) -> RosterError {
+    RosterError::Storage(e.to_string())
+}
+
+impl Roster {
+    fn member(&self, id: &str) -> std::result::Result<Option<Member>, RosterError> {
+        let rows: Vec<MemberRow> = self
+            .sql
+            .exec("SELECT * FROM members WHERE id = ?", vec![id.into()])
+            .and_then(|c| c.to_array())
+            .map_err(storage)?;
+        Ok(rows.into_iter().next().map(MemberRow::into_member))
+    }
+
+    fn run(&self, command: Command) -> std::result::Result<Value, RosterError> {
+        match command {
+            Command::Validate { member, hash } => {
+                let rows: Vec<ValidRow> = self
+                    .sql
+                    .exec(VALIDATE_SQL, vec![hash.into(), member.clone().into()])
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                Ok(match rows.into_iter().next() {
+                    Some(row) => {
+                        json!({"member": member, "role": row.role, "grant_id": row.grant_id})
+                    }
+                    None => Value::Null,
+                })
+            }
+            Command::UpsertMember { member, role, now } => {
+                match self.member(&member)? {
+                    Some(existing) if existing.status == MemberStatus::Removed => {
+                        return Err(RosterError::MemberRemoved(member))
+                    }
+                    Some(_) => {
+                        self.sql
+                            .exec(
+                                "UPDATE members SET role = ?, updated_at = ? WHERE id = ?",
+                                vec![role.into(), (now as f64).into(), member.clone().into()],
+                            )
+                            .map_err(storage)?;
+                    }
+                    None => {
+                        self.sql
+                            .exec(
+                                "INSERT INTO members (id, role, status, created_at, updated_at) VALUES (?, ?, 'active', ?, ?)",
+                                vec![member.clone().into(), role.into(), (now as f64).into(), (now as f64).into()],
+                            )
+                            .map_err(storage)?;
+                    }
+                }
+                let member = self
+                    .member(&member)?
+                    .ok_or(RosterError::UnknownMember(member))?;
+                Ok(serde_json::to_value(member).unwrap_or(Value::Null))
+            }
+            Command::ListMembers => {
+                let rows: Vec<MemberRow> = self
+                    .sql
+                    .exec("SELECT * FROM members ORDER BY id", None)
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                let members: Vec<Member> = rows.into_iter().map(MemberRow::into_member).collect();
+                Ok(serde_json::to_value(members).unwrap_or(Value::Null))
+            }
+            Command::SetStatus {
+                member,
+                status,
+                now,
+            } => {
+                let current = self
+                    .member(&member)?
+                    .ok_or_else(|| RosterError::UnknownMember(member.clone()))?;
+                if !transition_allowed(current.status, status) {
+                    return Err(RosterError::InvalidTransition {
+                        member,
+                        from: current.status,
+                        to: status,
+                    });
+                }
+                // One statement: the trigger revokes the member's grants inside it.
+                self.sql
+                    .exec(
+                        SET_STATUS_SQL,
+                        vec![
+                            status.as_str().into(),
+                            (now as f64).into(),
+                            member.clone().into(),
+                        ],
+                    )
+                    .map_err(storage)?;
+                let member = self
+                    .member(&member)?
+                    .ok_or(RosterError::UnknownMember(member))?;
+                Ok(serde_json::to_value(member).unwrap_or(Value::Null))
+            }
+            Command::IssueGrant {
+                member,
+                id,
+                hash,
+                label,
+                now,
+            } => {
+                let current = self
+                    .member(&member)?
+                    .ok_or_else(|| RosterError::UnknownMember(member.clone()))?;
+                match current.status {
+                    MemberStatus::Active => {}
+                    MemberStatus::Removed => return Err(RosterError::MemberRemoved(member)),
+                    MemberStatus::Suspended => return Err(RosterError::MemberNotActive(member)),
+                }
+                self.sql
+                    .exec(
+                        "INSERT INTO grants (id, member_id, hash, label, created_at) VALUES (?, ?, ?, ?, ?)",
+                        vec![id.clone().into(), member.clone().into(), hash.into(), label.clone().into(), (now as f64).into()],
+                    )
+                    .map_err(storage)?;
+                Ok(json!({"id": id, "member": member, "label": label, "created_at": now}))
+            }
+            Command::ListGrants { member } => {
+                let cursor = match &member {
+                    Some(m) => self.sql.exec(
+                        "SELECT * FROM grants WHERE member_id = ? ORDER BY created_at, id",
+                        vec![m.clone().into()],
+                    ),
+                    None => self
+                        .sql
+                        .exec("SELECT * FROM grants ORDER BY created_at, id", None),
+                };
+                let rows: Vec<GrantRow> = cursor.and_then(|c| c.to_array()).map_err(storage)?;
+                let grants: Vec<GrantInfo> = rows
+                    .into_iter()
+                    .map(|r| GrantInfo {
+                        id: r.id,
+                        member: r.member_id,
+                        label: r.label,
+                        created_at: r.created_at as i64,
+                        revoked_at: r.revoked_at.map(|v| v as i64),
+                        revoked_reason: r.revoked_reason,
+                    })
+                    .collect();
+                Ok(serde_json::to_value(grants).unwrap_or(Value::Null))
+            }
+            Command::RevokeGrant { id, member, now } => {
+                let cursor = match &member {
+                    Some(m) => self.sql.exec(
+                        "UPDATE grants SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND member_id = ? AND revoked_at IS NULL",
+                        vec![(now as f64).into(), id.clone().into(), m.clone().into()],
+                    ),
+                    None => self.sql.exec(
+                        "UPDATE grants SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND revoked_at IS NULL",
+                        vec![(now as f64).into(), id.clone().into()],
+                    ),
+                }
+                .map_err(storage)?;
+                if cursor.rows_written() == 0 {
+                    return Err(RosterError::UnknownGrant(id));
+                }
+                Ok(json!({"id": id, "revoked_at": now}))
+            }
+            Command::RecordExecution {
+                at,
+                member,
+                tool,
+                connection,
+                outcome,
+                upstream_status,
+                latency_ms,
+            } => {
+                self.sql
+                    .exec(
+                        "INSERT INTO executions (at, member_id, tool, connection, outcome, upstream_status, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        vec![
+                            (at as f64).into(),
+                            member.into(),
+                            tool.into(),
+                            connection.map(Into::into).unwrap_or(worker::SqlStorageValue::Null),
+                            outcome.into(),
+                            upstream_status.map(|s| (s as f64).into()).unwrap_or(worker::SqlStorageValue::Null),
+                            (latency_ms as f64).into(),
+                        ],
+                    )
+                    .map_err(storage)?;
+                // Keep the audit log bounded.
+                self.sql
+                    .exec("DELETE FROM executions WHERE seq <= (SELECT MAX(seq) FROM executions) - 10000", None)
+                    .map_err(storage)?;
+                Ok(Value::Null)
+            }
+            Command::ListExecutions { limit } => {
+                let rows: Vec<ExecutionRow> = self
+                    .sql
+                    .exec(
+                        "SELECT * FROM executions ORDER BY seq DESC LIMIT ?",
+                        vec![(limit.clamp(1, 1000) as f64).into()],
+                    )
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                let items: Vec<Value> = rows
+                    .into_iter()
+                    .map(|r| {
+                        json!({"seq": r.seq as i64, "at": r.at as i64, "member": r.member_id, "tool": r.tool,
+                               "connection": r.connection, "outcome": r.outcome,
+                               "upstream_status": r.upstream_status.map(|s| s as i64), "latency_ms": r.latency_ms as i64})
+                    })
+                    .collect();
+                Ok(Value::Array(items))
+            }
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The membership and grant model a tenant's Durable Object keeps, and the commands it takes.
+//!
+//! The object is the single writer for one tenant, so every check and change below is strongly
+//! consistent. The schema's trigger revokes a member's live grants inside the very statement
+//! that suspends or removes the member: there is no moment where one is done and not the other.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The SQLite schema, one statement per entry, applied idempotently when the object starts.
+pub const SCHEMA: [&str; 5] = [
+    "CREATE TABLE IF NOT EXISTS members (
+        id TEXT PRIMARY KEY,
+        role TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'suspended', 'removed')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    )",
+    "CREATE TABLE IF NOT EXISTS grants (
+        id TEXT PRIMARY KEY,
+        member_id TEXT NOT NULL REFERENCES members(id),
+        hash TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER,
+        revoked_reason TEXT
+    )",
+    "CREATE INDEX IF NOT EXISTS grants_by_member ON grants(member_id)",
+    // Runs inside the UPDATE that changes the status: one statement, one transaction.
+    "CREATE TRIGGER IF NOT EXISTS revoke_grants_when_member_leaves
+    AFTER UPDATE OF status ON members
+    WHEN NEW.status <> 'active'
+    BEGIN
+        UPDATE grants SET revoked_at = NEW.updated_at, revoked_reason = 'member ' || NEW.status
+        WHERE member_id = NEW.id AND revoked_at IS NULL;
+    END",
+    "CREATE TABLE IF NOT EXISTS executions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        member_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        connection TEXT,
+        outcome TEXT NOT NULL,
+        upstream_status INTEGER,
+        latency_ms INTEGER NOT NULL
+    )",
+];
+
+/// Looks a live grant up: it must be unrevoked, belong to the claimed member, and that member
+/// must be active. Checked on every MCP request; nothing caches the answer.
+pub const VALIDATE_SQL: &str = "SELECT m.role AS role, g.id AS grant_id FROM grants g
+    JOIN members m ON m.id = g.member_id
+    WHERE g.hash = ? AND g.member_id = ? AND g.revoked_at IS NULL AND m.status = 'active'";
+
+/// Changes a member's status; the trigger above revokes their grants in the same statement.
+pub const SET_STATUS_SQL: &str = "UPDATE members SET status = ?, updated_at = ? WHERE id = ?";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberStatus {
+    Active,
+    Suspended,
+    Removed,
+}
+
+impl MemberStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberStatus::Active => "active",
+            MemberStatus::Suspended => "suspended",
+            MemberStatus::Removed => "removed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<MemberStatus> {
+        match text {
+            "active" => Some(MemberStatus::Active),
+            "suspended" => Some(MemberStatus::Suspended),
+            "removed" => Some(MemberStatus::Removed),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    pub id: String,
+    pub role: String,
+    pub status: MemberStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantInfo {
+    pub id: String,
+    pub member: String,
+    pub label: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+    pub revoked_reason: Option<String>,
+}
+
+/// Who a valid grant speaks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    pub tenant: String,
+    pub member: String,
+    pub role: String,
+    pub grant_id: String,
+}
+
+/// What the Worker asks of a tenant's roster object. Times are Unix milliseconds, passed in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Command {
+    Validate {
+        member: String,
+        hash: String,
+    },
+    UpsertMember {
+        member: String,
+        role: String,
+        now: i64,
+    },
+    ListMembers,
+    SetStatus {
+        member: String,
+        status: MemberStatus,
+        now: i64,
+    },
+    IssueGrant {
+        member: String,
+        id: String,
+        hash: String,
+        label: String,
+        now: i64,
+    },
+    ListGrants {
+        member: Option<String>,
+    },
+    /// `member: Some(..)` limits the revocation to that member's own grants.
+    RevokeGrant {
+        id: String,
+        member: Option<String>,
+        now: i64,
+    },
+    RecordExecution {
+        at: i64,
+        member: String,
+        tool: String,
+        connection: Option<String>,
+        outcome: String,
+        upstream_status: Option<i64>,
+        latency_ms: i64,
+    },
+    ListExecutions {
+        limit: i64,
+    },
+}
+
+/// A roster refusal, with a message an operator can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "error", content = "detail", rename_all = "snake_case")]
+pub enum RosterError {
+    UnknownMember(String),
+    MemberRemoved(String),
+    MemberNotActive(String),
+    UnknownGrant(String),
+    InvalidTransition {
+        member: String,
+        from: MemberStatus,
+        to: MemberStatus,
+    },
+    Storage(String),
+}
+
+impl RosterError {
+    /// The HTTP status the admin API answers this with.
+    pub fn status(&self) -> u16 {
+        match self {
+            RosterError::UnknownMember(_) | RosterError::UnknownGrant(_) => 404,
+            RosterError::MemberRemoved(_)
+            | RosterError::MemberNotActive(_)
+            | RosterError::InvalidTransition { .. } => 409,
+            RosterError::Storage(_) => 500,
+        }
+    }
+}
+
+impl fmt::Display for RosterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RosterError::UnknownMember(m) => write!(f, "no member \"{m}\" in this tenant"),
+            RosterError::MemberRemoved(m) => {
+                write!(
+                    f,
+                    "member \"{m}\" was removed; removal is final, add the person under a new id"
+                )
+            }
+            RosterError::MemberNotActive(m) => {
+                write!(
+                    f,
+                    "member \"{m}\" is not active; reinstate them before issuing grants"
+                )
+            }
+            RosterError::UnknownGrant(g) => write!(f, "no grant \"{g}\" here"),
+            RosterError::InvalidTransition { member, from, to } => write!(
+                f,
+                "member \"{member}\" cannot go from {} to {}",
+                from.as_str(),
+                to.as_str()
+            ),
+            RosterError::Storage(e) => write!(f, "roster storage failed: {e}"),
+        }
+    }
+}
+
+/// Which status changes are allowed. Removal is final; reinstating only undoes a suspension.
+pub fn transition_allowed(from: MemberStatus, to: MemberStatus) -> bool {
+    use MemberStatus::*;
+    matches!(
+        (from, to),
+        (Active, Suspended) | (Active, Removed) | (Suspended, Active) | (Suspended, Removed)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removal_is_final_and_reinstating_undoes_only_a_suspension() {
+        use MemberStatus::*;
+        assert!(transition_allowed(Active, Suspended));
+        assert!(transition_allowed(Suspended, Active));
+        assert!(!transition_allowed(Removed, Active));
+        assert!(!transition_allowed(Removed, Suspended));
+        assert!(!transition_allowed(Active, Active));
+    }
+
+    #[test]
+    fn commands_round_trip_as_tagged_json() {
+        let command = Command::SetStatus {
+            member: "ada".into(),
+            status: MemberStatus::Suspended,
+            now: 5,
+        };
+        let text = serde_json::to_string(&command).unwrap();
+        assert_eq!(
+            text,
+            r#"{"op":"set_status","member":"ada","status":"suspended","now":5}"#
+        );
+        assert_eq!(serde_json::from_str::<Command>(&text).unwrap(), command);
+    }
+}
