@@ -1,4 +1,18 @@
 //! The gateway's own control-plane operations, as tools.
+//!
+//! Members manage their own access through the same MCP endpoint they use for tools: who am I,
+//! what can I reach, what does this tool take, which grants do I hold. Administrators also manage
+//! members and read the policy. Each operation is an ordinary tool definition filtered by role
+//! like any other, always listed individually (never behind search), and parsed here into a
+//! typed [`ControlOp`] with validated arguments. Operations that need only the member's view are
+//! answered here; those that need the member store (grants, members) are executed by the shell.
+
+use serde_json::{json, Map, Value};
+
+use crate::catalog::JsonPath;
+use crate::outbound::ArgumentError;
+use crate::policy::Policy;
+use crate::resolver::{CallError, MemberView, ToolDefinition};
 
 /// The control-plane operations. Admin ones are only visible to roles that allow them by name
 /// or by a glob.
@@ -86,3 +100,384 @@ pub const RESERVED_TOOL_NAMES: &[&str] = &[
     SEARCH_TOOLS,
     EXECUTE_TOOL,
 ];
+
+/// A control operation with its validated arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlOp {
+    Whoami,
+    ListConnectors,
+    ListConnections { connector: Option<String> },
+    DescribeTool { name: String },
+    ListMyGrants,
+    RevokeMyGrant { grant_id: String },
+    ListMembers,
+    SuspendMember { member_id: String },
+    ReinstateMember { member_id: String },
+    RemoveMember { member_id: String },
+    ViewPolicy,
+}
+
+impl ControlOp {
+    pub fn kind(&self) -> ControlOpKind {
+        match self {
+            ControlOp::Whoami => ControlOpKind::Whoami,
+            ControlOp::ListConnectors => ControlOpKind::ListConnectors,
+            ControlOp::ListConnections { .. } => ControlOpKind::ListConnections,
+            ControlOp::DescribeTool { .. } => ControlOpKind::DescribeTool,
+            ControlOp::ListMyGrants => ControlOpKind::ListMyGrants,
+            ControlOp::RevokeMyGrant { .. } => ControlOpKind::RevokeMyGrant,
+            ControlOp::ListMembers => ControlOpKind::ListMembers,
+            ControlOp::SuspendMember { .. } => ControlOpKind::SuspendMember,
+            ControlOp::ReinstateMember { .. } => ControlOpKind::ReinstateMember,
+            ControlOp::RemoveMember { .. } => ControlOpKind::RemoveMember,
+            ControlOp::ViewPolicy => ControlOpKind::ViewPolicy,
+        }
+    }
+
+    /// Validates `arguments` against the operation's schema and extracts them.
+    pub fn parse(kind: ControlOpKind, arguments: &Value) -> Result<ControlOp, CallError> {
+        crate::outbound::check_arguments(&definition(kind).input_schema, arguments)?;
+        let text = |key: &str| -> Option<String> {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let required = |key: &str| -> Result<String, CallError> {
+            let value = text(key).unwrap_or_default();
+            if value.trim().is_empty() {
+                Err(CallError::InvalidArguments(ArgumentError {
+                    path: JsonPath::root()
+                        .field("arguments")
+                        .field(key)
+                        .as_str()
+                        .to_owned(),
+                    message: "must not be empty".into(),
+                }))
+            } else {
+                Ok(value)
+            }
+        };
+        Ok(match kind {
+            ControlOpKind::Whoami => ControlOp::Whoami,
+            ControlOpKind::ListConnectors => ControlOp::ListConnectors,
+            ControlOpKind::ListConnections => ControlOp::ListConnections {
+                connector: text("connector"),
+            },
+            ControlOpKind::DescribeTool => ControlOp::DescribeTool {
+                name: required("name")?,
+            },
+            ControlOpKind::ListMyGrants => ControlOp::ListMyGrants,
+            ControlOpKind::RevokeMyGrant => ControlOp::RevokeMyGrant {
+                grant_id: required("grant_id")?,
+            },
+            ControlOpKind::ListMembers => ControlOp::ListMembers,
+            ControlOpKind::SuspendMember => ControlOp::SuspendMember {
+                member_id: required("member_id")?,
+            },
+            ControlOpKind::ReinstateMember => ControlOp::ReinstateMember {
+                member_id: required("member_id")?,
+            },
+            ControlOpKind::RemoveMember => ControlOp::RemoveMember {
+                member_id: required("member_id")?,
+            },
+            ControlOpKind::ViewPolicy => ControlOp::ViewPolicy,
+        })
+    }
+}
+
+fn annotations(
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    title: &str,
+) -> Map<String, Value> {
+    let value = json!({
+        "title": title,
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": false,
+    });
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn no_arguments() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+fn one_string(name: &str, description: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {name: {"type": "string", "minLength": 1, "description": description}},
+        "required": [name],
+        "additionalProperties": false
+    })
+}
+
+/// The tool definition of a control operation.
+pub fn definition(kind: ControlOpKind) -> ToolDefinition {
+    let (description, input_schema, annotations) = match kind {
+        ControlOpKind::Whoami => (
+            "Show who you are on this gateway: your member id, your role, your tenant, and how many connectors and tools you can use. Call this first when unsure what you have access to.",
+            no_arguments(),
+            annotations(true, false, true, "Who am I"),
+        ),
+        ControlOpKind::ListConnectors => (
+            "List the connectors (products such as Notion or GitHub) you can see, whether each has an account connected for you, whether you may connect one, and how many of its tools you can use.",
+            no_arguments(),
+            annotations(true, false, true, "List connectors"),
+        ),
+        ControlOpKind::ListConnections => (
+            "List the connected accounts you can see, with their connector, label and status. The label is the value to pass as `connection` to tools that work with several accounts. Optionally filter by connector id.",
+            json!({
+                "type": "object",
+                "properties": {"connector": {"type": "string", "description": "Only accounts of this connector id (from list_connectors)."}},
+                "additionalProperties": false
+            }),
+            annotations(true, false, true, "List connected accounts"),
+        ),
+        ControlOpKind::DescribeTool => (
+            "Show the full definition of one tool you can use: its description, its complete input schema and its annotations. Use it before calling a tool found with search_tools when you need the exact arguments.",
+            one_string("name", "The exact tool name."),
+            annotations(true, false, true, "Describe a tool"),
+        ),
+        ControlOpKind::ListMyGrants => (
+            "List your own access grants (bearer tokens) for this gateway: id, creation time and last use. Token values are never shown.",
+            no_arguments(),
+            annotations(true, false, true, "List my grants"),
+        ),
+        ControlOpKind::RevokeMyGrant => (
+            "Revoke one of your own grants by id (from list_my_grants). Requests using it are refused immediately. Revoking the grant this session uses ends the session.",
+            one_string("grant_id", "The grant id from list_my_grants."),
+            annotations(false, true, true, "Revoke one of my grants"),
+        ),
+        ControlOpKind::ListMembers => (
+            "Admin: list the tenant's members with their role and status (active, suspended, removed).",
+            no_arguments(),
+            annotations(true, false, true, "List members"),
+        ),
+        ControlOpKind::SuspendMember => (
+            "Admin: suspend a member. All of their grants are revoked in the same transaction; their next request is refused. Reversible with reinstate_member.",
+            one_string("member_id", "The member id from list_members."),
+            annotations(false, true, true, "Suspend a member"),
+        ),
+        ControlOpKind::ReinstateMember => (
+            "Admin: reinstate a suspended member. Their old grants stay revoked; they need a new grant to connect again.",
+            one_string("member_id", "The member id from list_members."),
+            annotations(false, false, true, "Reinstate a member"),
+        ),
+        ControlOpKind::RemoveMember => (
+            "Admin: remove a member from the tenant for good. All of their grants are revoked in the same transaction. This cannot be undone.",
+            one_string("member_id", "The member id from list_members."),
+            annotations(false, true, true, "Remove a member"),
+        ),
+        ControlOpKind::ViewPolicy => (
+            "Admin: show the tenant's policy document: roles, their restrictions, and per-member overrides.",
+            no_arguments(),
+            annotations(true, false, true, "View the policy"),
+        ),
+    };
+    ToolDefinition {
+        name: kind.name().to_owned(),
+        description: description.to_owned(),
+        input_schema,
+        annotations,
+    }
+}
+
+/// Result limit of `search_tools` when the caller gives none.
+pub const DEFAULT_SEARCH_LIMIT: u64 = 5;
+/// The most results `search_tools` returns.
+pub const MAX_SEARCH_LIMIT: u64 = 25;
+
+/// The `search_tools` meta-tool, listed when connected tools are collapsed.
+pub fn search_tools_definition() -> ToolDefinition {
+    ToolDefinition {
+        name: SEARCH_TOOLS.to_owned(),
+        description: "Find tools of your connected accounts (Notion, GitHub, …) by keywords or by a guessed tool name, e.g. \"create github issue\" or \"list_notion_users\". Returns the matching tools with their full input schema; run one with execute_tool. An empty result means none of your connected tools matches: say so instead of guessing, or rephrase with the product's own words. Set explain to true to see why tools matched or not. Gateway operations (whoami, list_connectors, …) are listed separately and never returned here.".to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Keywords or a guessed tool name."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "default": DEFAULT_SEARCH_LIMIT, "description": "Maximum number of tools to return."},
+                "explain": {"type": "boolean", "default": false, "description": "Add per-word weights and matched fields, and say why a result is empty."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+        annotations: annotations(true, false, true, "Search your tools"),
+    }
+}
+
+/// The `execute_tool` meta-tool: runs a tool by name through the same checks as a direct call.
+pub fn execute_tool_definition() -> ToolDefinition {
+    ToolDefinition {
+        name: EXECUTE_TOOL.to_owned(),
+        description: "Run one of your connected tools by its exact name, usually one just returned by search_tools. Pass the tool's arguments as an object matching its input schema (including `connection` when the tool lists several accounts). The result is the tool's own result.".to_owned(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "description": "The exact tool name from search_tools."},
+                "arguments": {"type": "object", "description": "The tool's arguments, matching its input schema.", "default": {}}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+        annotations: {
+            let mut a = Map::new();
+            a.insert("title".into(), Value::String("Run a tool".into()));
+            a.insert("openWorldHint".into(), Value::Bool(true));
+            a
+        },
+    }
+}
+
+/// Validated `search_tools` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    pub query: String,
+    pub limit: usize,
+    pub explain: bool,
+}
+
+pub fn parse_search_tools(arguments: &Value) -> Result<SearchRequest, CallError> {
+    crate::outbound::check_arguments(&search_tools_definition().input_schema, arguments)?;
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if query.trim().is_empty() {
+        return Err(CallError::InvalidArguments(ArgumentError {
+            path: "arguments.query".into(),
+            message: "must contain at least one word".into(),
+        }));
+    }
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_f64)
+        .map_or(DEFAULT_SEARCH_LIMIT, |l| l as u64);
+    Ok(SearchRequest {
+        query: query.to_owned(),
+        limit: limit.clamp(1, MAX_SEARCH_LIMIT) as usize,
+        explain: arguments
+            .get("explain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// `execute_tool` arguments: the inner tool's name and arguments (`{}` when absent).
+pub fn parse_execute_tool(arguments: &Value) -> Result<(String, Value), CallError> {
+    crate::outbound::check_arguments(&execute_tool_definition().input_schema, arguments)?;
+    let name = arguments
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let inner = arguments
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    Ok((name, inner))
+}
+
+/// `whoami`, from the view alone; the shell may add what the member store knows (status).
+pub fn whoami(view: &MemberView) -> Value {
+    json!({
+        "member": view.member,
+        "role": view.role,
+        "tenant": view.tenant(),
+        "connectors": view.connectors().len(),
+        "connected_tools": view.tools().len(),
+        "control_operations": view.control_ops().iter().map(|op| op.name()).collect::<Vec<_>>(),
+    })
+}
+
+/// `list_connectors`: the browse stage.
+pub fn list_connectors(view: &MemberView) -> Value {
+    let connectors: Vec<Value> = view
+        .connectors()
+        .iter()
+        .map(|c| {
+            let connected = view.connections().iter().any(|k| {
+                k.connector == c.id && k.status == crate::catalog::ConnectionStatus::Active
+            });
+            json!({
+                "id": c.id,
+                "label": c.label,
+                "connected": connected,
+                "can_connect": c.connectable,
+                "tools": c.advertised_tools,
+            })
+        })
+        .collect();
+    json!({ "connectors": connectors })
+}
+
+/// `list_connections`, optionally for one connector. An invisible connector id gives an empty
+/// list, like a connector with no accounts.
+pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
+    let connections: Vec<Value> = view
+        .connections()
+        .iter()
+        .filter(|c| connector.is_none_or(|id| c.connector == id))
+        .map(|c| {
+            json!({
+                "id": c.id,
+                "connector": c.connector,
+                "label": c.label,
+                "status": c.status.as_str(),
+            })
+        })
+        .collect();
+    json!({ "connections": connections })
+}
+
+/// `describe_tool`: the full definition of a tool the member can call; anything else (unknown
+/// or withheld) gets the same error as calling it.
+pub fn describe_tool(view: &MemberView, name: &str) -> Result<Value, CallError> {
+    let definition = view
+        .definition_of(name)
+        .ok_or_else(|| CallError::UnknownTool {
+            name: name.to_owned(),
+        })?;
+    let mut out = definition.to_mcp_json();
+    if let Some(tool) = view.tool(name) {
+        out["connector"] = Value::String(tool.connector_label.clone());
+        out["connections"] = json!(tool.connection_labels);
+    }
+    Ok(out)
+}
+
+/// `view_policy`, for members whose role allows it.
+pub fn view_policy(view: &MemberView, policy: &Policy) -> Result<Value, CallError> {
+    if !view.allows_control(ControlOpKind::ViewPolicy) {
+        return Err(CallError::UnknownTool {
+            name: ControlOpKind::ViewPolicy.name().to_owned(),
+        });
+    }
+    Ok(policy.document().clone())
+}
+
+/// Answers the operations that need only the view (and the policy); `None` for the ones the
+/// shell executes against the member store.
+pub fn answer_locally(
+    view: &MemberView,
+    policy: &Policy,
+    op: &ControlOp,
+) -> Option<Result<Value, CallError>> {
+    Some(match op {
+        ControlOp::Whoami => Ok(whoami(view)),
+        ControlOp::ListConnectors => Ok(list_connectors(view)),
+        ControlOp::ListConnections { connector } => {
+            Ok(list_connections(view, connector.as_deref()))
+        }
+        ControlOp::DescribeTool { name } => describe_tool(view, name),
+        ControlOp::ViewPolicy => view_policy(view, policy),
+        _ => return None,
+    })
+}

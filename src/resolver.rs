@@ -1,4 +1,588 @@
-//! (to be written)
+//! The resolver: what one member may see and do, decided in one place for every path.
+//!
+//! SPEC §5 names five stages. Browse, connect and advertise are computed once into a
+//! [`MemberView`]; execute is decided again from the catalog and the restrictions on every call
+//! ([`MemberView::resolve_call`]), never from the listing; the outbound-URL stage runs on the
+//! finished request in [`crate::outbound`]. A tool the member may not see behaves exactly like a
+//! tool that does not exist: same absence from counts and listings, same error text.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::catalog::{
+    quote, Catalog, Connection, ConnectionStatus, Connector, JsonPath, Operation, ToolDef,
+};
+use crate::control::{self, ControlOp, ControlOpKind, SearchRequest, EXECUTE_TOOL, SEARCH_TOOLS};
+use crate::outbound::{check_arguments, ArgumentError};
+use crate::policy::{Access, Policy, UnknownRole};
+use crate::scaffold::{frozen_field_note, merged_connection_note};
 
 /// The argument a merged tool gains to pick one of the member's visible accounts.
 pub const CONNECTION_ARGUMENT: &str = "connection";
+
+/// Past this many visible tools (control operations + connected tools), connected tools are
+/// reached through `search_tools` instead of being listed.
+pub const DEFAULT_COLLAPSE_THRESHOLD: usize = 30;
+
+/// A tool as MCP lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub annotations: Map<String, Value>,
+}
+
+impl ToolDefinition {
+    /// The MCP `Tool` object (`annotations` only when there are some).
+    pub fn to_mcp_json(&self) -> Value {
+        let mut tool = json!({
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        });
+        if !self.annotations.is_empty() {
+            tool["annotations"] = Value::Object(self.annotations.clone());
+        }
+        tool
+    }
+}
+
+/// A connected tool as this member sees it: scaffolding added, frozen fields removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdvertisedTool {
+    /// The advertised name, equal to the catalog tool's name (names are unique per tenant).
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub annotations: Map<String, Value>,
+    pub connector_id: String,
+    pub connector_label: String,
+    /// Labels of the visible, active connections it runs through (sorted by codepoint); two or
+    /// more make it a merged tool with a `connection` argument.
+    pub connection_labels: Vec<String>,
+}
+
+impl AdvertisedTool {
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            annotations: self.annotations.clone(),
+        }
+    }
+
+    pub fn is_merged(&self) -> bool {
+        self.connection_labels.len() >= 2
+    }
+}
+
+/// A connector the member may browse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisibleConnector {
+    pub id: String,
+    pub label: String,
+    /// The connect stage: whether the member may connect accounts for it.
+    pub connectable: bool,
+    /// How many of its tools this member is advertised (0 without a usable connection).
+    pub advertised_tools: usize,
+}
+
+/// A connection the member may browse (disabled ones included, with their status).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisibleConnection {
+    pub id: String,
+    pub connector: String,
+    pub label: String,
+    pub status: ConnectionStatus,
+}
+
+/// Everything one member may see, computed from the catalog and their restrictions.
+#[derive(Debug, Clone)]
+pub struct MemberView {
+    catalog: Arc<Catalog>,
+    access: Access,
+    pub member: String,
+    pub role: String,
+    connectors: Vec<VisibleConnector>,
+    connections: Vec<VisibleConnection>,
+    tools: Vec<AdvertisedTool>,
+    control_ops: Vec<ControlOpKind>,
+}
+
+/// Why a call cannot run. Display gives a message for the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// Unknown or withheld — deliberately indistinguishable.
+    UnknownTool { name: String },
+    /// The arguments do not fit the advertised schema (JSON-RPC −32602).
+    InvalidArguments(ArgumentError),
+    /// A caller value conflicts with a frozen value.
+    FrozenConflict { field: String, frozen: Value },
+    /// The tool is listed but its connector declares no HTTP operation for it.
+    NoOperation { name: String },
+    /// The finished request failed the outbound checks; nothing was sent.
+    Outbound(crate::outbound::OutboundError),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::UnknownTool { name } => write!(f, "unknown tool {}", quote_name(name)),
+            CallError::InvalidArguments(error) => write!(f, "invalid arguments: {error}"),
+            CallError::FrozenConflict { field, frozen } => write!(
+                f,
+                "invalid arguments: {}: this argument is frozen to {frozen} by your tenant's policy; omit it or pass exactly that value",
+                JsonPath::root().field("arguments").field(field)
+            ),
+            CallError::NoOperation { name } => write!(
+                f,
+                "tool {} cannot run: its connector declares no HTTP operation for it",
+                quote(name)
+            ),
+            CallError::Outbound(error) => write!(f, "request refused before sending: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl From<ArgumentError> for CallError {
+    fn from(error: ArgumentError) -> Self {
+        CallError::InvalidArguments(error)
+    }
+}
+
+/// Echoes a caller-supplied name, cut short so a huge name cannot bloat the error.
+fn quote_name(name: &str) -> String {
+    if name.chars().count() <= 80 {
+        quote(name)
+    } else {
+        let cut: String = name.chars().take(80).collect();
+        format!("{}…", quote(&cut))
+    }
+}
+
+fn invalid(path: &JsonPath, message: impl Into<String>) -> CallError {
+    CallError::InvalidArguments(ArgumentError {
+        path: path.as_str().to_owned(),
+        message: message.into(),
+    })
+}
+
+/// A call that passed the execute stage, ready for [`crate::outbound::build_request`].
+#[derive(Debug, Clone)]
+pub struct ResolvedCall {
+    pub tool: String,
+    pub connector: Arc<Connector>,
+    pub connection: Connection,
+    pub operation: Operation,
+    /// The arguments to send: validated, `connection` removed, frozen values applied.
+    pub arguments: Map<String, Value>,
+    /// Sets of allowed outbound path prefixes (one of each set must match), from restrictions.
+    pub path_prefixes: Vec<Vec<String>>,
+}
+
+/// What a `tools/call` (or `execute_tool`) turned out to be.
+#[derive(Debug, Clone)]
+pub enum Dispatch {
+    Control(ControlOp),
+    Search(SearchRequest),
+    Connected(Box<ResolvedCall>),
+}
+
+/// What `tools/list` returns for a member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// Whether connected tools were replaced by `search_tools` and `execute_tool`.
+    pub collapsed: bool,
+    /// V: visible control operations + visible connected tools.
+    pub visible_count: usize,
+    pub tools: Vec<ToolDefinition>,
+}
+
+impl MemberView {
+    /// Computes the browse, connect and advertise stages for one member.
+    pub fn build(
+        catalog: Arc<Catalog>,
+        policy: &Policy,
+        member: &str,
+        role: &str,
+    ) -> Result<MemberView, UnknownRole> {
+        let access = policy.access(member, role)?;
+        let mut view = MemberView {
+            catalog: Arc::clone(&catalog),
+            access,
+            member: member.to_owned(),
+            role: role.to_owned(),
+            connectors: Vec::new(),
+            connections: Vec::new(),
+            tools: Vec::new(),
+            control_ops: Vec::new(),
+        };
+        for connector in catalog.connectors() {
+            if !view.access.allows_connector(&connector.id) {
+                continue;
+            }
+            let visible: Vec<&Connection> = catalog
+                .connections_of(&connector.id)
+                .filter(|c| view.access.allows_connection(&c.id))
+                .collect();
+            view.connections
+                .extend(visible.iter().map(|c| VisibleConnection {
+                    id: c.id.clone(),
+                    connector: c.connector.clone(),
+                    label: c.label.clone(),
+                    status: c.status,
+                }));
+            let mut usable: Vec<&Connection> = visible
+                .into_iter()
+                .filter(|c| c.status == ConnectionStatus::Active)
+                .collect();
+            usable.sort_by(|a, b| a.label.cmp(&b.label));
+            let before = view.tools.len();
+            if !usable.is_empty() {
+                for tool in &connector.tools {
+                    if view.access.allows_tool(&tool.name) {
+                        let advertised = advertise(&view.access, connector, tool, &usable);
+                        view.tools.push(advertised);
+                    }
+                }
+            }
+            view.connectors.push(VisibleConnector {
+                id: connector.id.clone(),
+                label: connector.label.clone(),
+                connectable: view.access.allows_connect(&connector.id),
+                advertised_tools: view.tools.len() - before,
+            });
+        }
+        view.control_ops = ControlOpKind::ALL
+            .into_iter()
+            .filter(|op| view.access.allows_control(*op))
+            .collect();
+        Ok(view)
+    }
+
+    pub fn tenant(&self) -> &str {
+        &self.catalog.tenant
+    }
+
+    /// Browse stage: connectors the member may see.
+    pub fn connectors(&self) -> &[VisibleConnector] {
+        &self.connectors
+    }
+
+    /// Browse stage: connections the member may see.
+    pub fn connections(&self) -> &[VisibleConnection] {
+        &self.connections
+    }
+
+    /// Connect stage: whether the member may connect an account of this connector.
+    pub fn may_connect(&self, connector: &str) -> bool {
+        self.connectors
+            .iter()
+            .any(|c| c.id == connector && c.connectable)
+    }
+
+    /// Advertise stage: the connected tools in `tools/list` and in the search pool.
+    pub fn tools(&self) -> &[AdvertisedTool] {
+        &self.tools
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&AdvertisedTool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Visible control-plane operations, in catalog order.
+    pub fn control_ops(&self) -> &[ControlOpKind] {
+        &self.control_ops
+    }
+
+    pub fn allows_control(&self, op: ControlOpKind) -> bool {
+        self.control_ops.contains(&op)
+    }
+
+    /// V of SPEC §6: visible control operations + visible connected tools.
+    pub fn visible_count(&self) -> usize {
+        self.control_ops.len() + self.tools.len()
+    }
+
+    /// `tools/list`: everything when V ≤ `threshold`, else control operations + the two
+    /// meta-tools. Control operations always come first.
+    pub fn listing(&self, threshold: usize) -> Listing {
+        let visible_count = self.visible_count();
+        let collapsed = visible_count > threshold;
+        let mut tools: Vec<ToolDefinition> = self
+            .control_ops
+            .iter()
+            .map(|op| control::definition(*op))
+            .collect();
+        if collapsed {
+            tools.push(control::search_tools_definition());
+            tools.push(control::execute_tool_definition());
+        } else {
+            tools.extend(self.tools.iter().map(AdvertisedTool::definition));
+        }
+        Listing {
+            collapsed,
+            visible_count,
+            tools,
+        }
+    }
+
+    /// The definition of any tool this member can call by name, for `describe_tool`.
+    pub fn definition_of(&self, name: &str) -> Option<ToolDefinition> {
+        if let Some(tool) = self.tool(name) {
+            return Some(tool.definition());
+        }
+        if let Some(op) = ControlOpKind::from_name(name).filter(|op| self.allows_control(*op)) {
+            return Some(control::definition(op));
+        }
+        match name {
+            SEARCH_TOOLS => Some(control::search_tools_definition()),
+            EXECUTE_TOOL => Some(control::execute_tool_definition()),
+            _ => None,
+        }
+    }
+
+    /// Resolves any `tools/call`: a control operation, a meta-tool, or a connected tool.
+    /// `execute_tool` unwraps to the same resolution as calling the named tool directly.
+    pub fn dispatch(&self, name: &str, arguments: &Value) -> Result<Dispatch, CallError> {
+        if name == EXECUTE_TOOL {
+            let (inner, inner_arguments) = control::parse_execute_tool(arguments)?;
+            if inner == EXECUTE_TOOL {
+                return Err(CallError::UnknownTool { name: inner });
+            }
+            return self.dispatch(&inner, &inner_arguments);
+        }
+        if name == SEARCH_TOOLS {
+            return Ok(Dispatch::Search(control::parse_search_tools(arguments)?));
+        }
+        if let Some(op) = ControlOpKind::from_name(name) {
+            if !self.allows_control(op) {
+                return Err(CallError::UnknownTool {
+                    name: name.to_owned(),
+                });
+            }
+            return Ok(Dispatch::Control(ControlOp::parse(op, arguments)?));
+        }
+        self.resolve_call(name, arguments)
+            .map(|call| Dispatch::Connected(Box::new(call)))
+    }
+
+    /// The execute stage for a connected tool, decided from the catalog and the restrictions
+    /// (never from the listing): resolve the name, pick the connection, check the arguments
+    /// against the schema for that connection, apply frozen values.
+    pub fn resolve_call(&self, name: &str, arguments: &Value) -> Result<ResolvedCall, CallError> {
+        let unknown = || CallError::UnknownTool {
+            name: name.to_owned(),
+        };
+        let (connector, tool) = self.catalog.tool(name).ok_or_else(unknown)?;
+        if !self.access.allows_connector(&connector.id) || !self.access.allows_tool(&tool.name) {
+            return Err(unknown());
+        }
+        let mut usable: Vec<&Connection> = self
+            .catalog
+            .connections_of(&connector.id)
+            .filter(|c| {
+                c.status == ConnectionStatus::Active && self.access.allows_connection(&c.id)
+            })
+            .collect();
+        usable.sort_by(|a, b| a.label.cmp(&b.label));
+        if usable.is_empty() {
+            return Err(unknown());
+        }
+        let arguments_path = JsonPath::root().field("arguments");
+        let Value::Object(arguments) = arguments else {
+            return Err(invalid(
+                &arguments_path,
+                format!(
+                    "expected an object, got {}",
+                    crate::catalog::kind_of(arguments)
+                ),
+            ));
+        };
+        let mut arguments = arguments.clone();
+        let connection = if usable.len() >= 2 {
+            let labels = quoted_labels(&usable);
+            let at = arguments_path.field(CONNECTION_ARGUMENT);
+            match arguments.remove(CONNECTION_ARGUMENT) {
+                None => {
+                    return Err(invalid(
+                        &at,
+                        format!("required argument is missing (one of: {labels})"),
+                    ))
+                }
+                Some(Value::String(label)) => {
+                    *usable.iter().find(|c| c.label == label).ok_or_else(|| {
+                        invalid(
+                            &at,
+                            format!(
+                                "unknown connection {} (expected one of: {labels})",
+                                quote_name(&label)
+                            ),
+                        )
+                    })?
+                }
+                Some(other) => {
+                    return Err(invalid(
+                        &at,
+                        format!("expected a string, got {}", crate::catalog::kind_of(&other)),
+                    ))
+                }
+            }
+        } else {
+            usable[0]
+        };
+        let operation = tool
+            .operation
+            .clone()
+            .ok_or_else(|| CallError::NoOperation {
+                name: tool.name.clone(),
+            })?;
+
+        let frozen = frozen_fields(&self.access, tool, &connection.id);
+        for (field, value) in &frozen {
+            if let Some(given) = arguments.remove(field) {
+                if &given != value {
+                    return Err(CallError::FrozenConflict {
+                        field: field.clone(),
+                        frozen: value.clone(),
+                    });
+                }
+            }
+        }
+        let schema = schema_without(&tool.input_schema, frozen.keys());
+        check_arguments(&schema, &Value::Object(arguments.clone()))?;
+        arguments.extend(frozen);
+        Ok(ResolvedCall {
+            tool: tool.name.clone(),
+            connector: Arc::clone(connector),
+            connection: connection.clone(),
+            operation,
+            arguments,
+            path_prefixes: self
+                .access
+                .path_prefixes(&connector.id)
+                .into_iter()
+                .map(<[String]>::to_vec)
+                .collect(),
+        })
+    }
+}
+
+fn quoted_labels(connections: &[&Connection]) -> String {
+    connections
+        .iter()
+        .map(|c| quote(&c.label))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Frozen values that apply to this tool through this connection: only real arguments.
+fn frozen_fields(access: &Access, tool: &ToolDef, connection: &str) -> BTreeMap<String, Value> {
+    let properties = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
+    access
+        .frozen_for(&tool.name, connection)
+        .into_iter()
+        .filter(|(field, _)| properties.is_some_and(|p| p.contains_key(field)))
+        .collect()
+}
+
+/// The schema with some top-level arguments removed from `properties` and `required`.
+fn schema_without<'a>(schema: &Value, fields: impl Iterator<Item = &'a String> + Clone) -> Value {
+    let mut schema = schema.clone();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for field in fields.clone() {
+            properties.remove(field);
+        }
+    }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        let removed: Vec<&String> = fields.collect();
+        required.retain(|r| !r.as_str().is_some_and(|r| removed.iter().any(|f| *f == r)));
+    }
+    schema
+}
+
+/// Builds the advertised form of one tool over the member's usable connections (sorted).
+fn advertise(
+    access: &Access,
+    connector: &Connector,
+    tool: &ToolDef,
+    usable: &[&Connection],
+) -> AdvertisedTool {
+    let per_connection: Vec<BTreeMap<String, Value>> = usable
+        .iter()
+        .map(|c| frozen_fields(access, tool, &c.id))
+        .collect();
+    // A field leaves the schema only when every usable connection freezes it.
+    let everywhere: Vec<String> = per_connection
+        .first()
+        .map(|first| {
+            first
+                .keys()
+                .filter(|f| per_connection.iter().all(|m| m.contains_key(*f)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut notes: Vec<String> = Vec::new();
+    let mut noted: Vec<(&String, &Value)> = Vec::new();
+    let mut all_frozen: Vec<(&String, &Value)> =
+        per_connection.iter().flat_map(|m| m.iter()).collect();
+    all_frozen.sort_by(|a, b| a.0.cmp(b.0));
+    for (field, value) in all_frozen {
+        if !noted.contains(&(field, value)) {
+            noted.push((field, value));
+            notes.push(frozen_field_note(field, value));
+        }
+    }
+    let mut input_schema = schema_without(&tool.input_schema, everywhere.iter());
+    let labels: Vec<String> = usable.iter().map(|c| c.label.clone()).collect();
+    if labels.len() >= 2 {
+        let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+        notes.push(merged_connection_note(&label_refs));
+        if let Value::Object(schema) = &mut input_schema {
+            let properties = schema
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(properties) = properties {
+                properties.insert(
+                    CONNECTION_ARGUMENT.to_owned(),
+                    json!({
+                        "type": "string",
+                        "enum": labels,
+                        "description": format!("Which {} account to use.", connector.label),
+                    }),
+                );
+            }
+            let required = schema
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(required) = required {
+                required.push(Value::String(CONNECTION_ARGUMENT.to_owned()));
+            }
+        }
+    }
+    let description = if notes.is_empty() {
+        tool.description.clone()
+    } else {
+        format!("{}\n\n{}", tool.description.trim_end(), notes.join(" "))
+    };
+    AdvertisedTool {
+        name: tool.name.clone(),
+        description,
+        input_schema,
+        annotations: tool.annotations.clone(),
+        connector_id: connector.id.clone(),
+        connector_label: connector.label.clone(),
+        connection_labels: labels,
+    }
+}

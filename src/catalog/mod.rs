@@ -27,7 +27,7 @@ pub(crate) use doc::{
     read_id, Fields, Problems, ID_RULE,
 };
 // Shared with the policy document: string lists and the base-path rule for path prefixes.
-pub(crate) use connector::is_valid_base_path;
+pub(crate) use connector::{is_loopback_host, is_valid_base_path, parse_port, split_host_port};
 pub(crate) use doc::expect_strings;
 
 /// The deployment's connector directory: every connector this gateway offers.

@@ -1,0 +1,340 @@
+//! Building the outbound request and the final URL check: hostile arguments never change the
+//! URL's shape, and every URL that leaves is https (or allowed loopback http), on the exact
+//! declared origin, under the allowed path prefixes, without userinfo or fragment.
+
+use std::sync::Arc;
+
+use floorgate::catalog::{AuthScheme, Catalog, Directory, Method, Origin};
+use floorgate::outbound::{
+    build_request, check_url, OutboundConfig, OutboundError, OutboundRequest,
+};
+use floorgate::policy::Policy;
+use floorgate::resolver::{CallError, MemberView};
+use serde_json::{json, Value};
+
+fn tenant(origin: &str, auth: Value) -> (Arc<Catalog>, Policy) {
+    let directory = Directory::from_value(&json!({"schema": 1, "connectors": []})).unwrap();
+    let catalog = Catalog::from_value(
+        &json!({"schema": 1, "tenant": "acme", "private_connectors": [{
+            "id": "files", "label": "Files", "origin": origin, "base_path": "/api/v1", "auth": auth,
+            "tools": [
+                {"name": "get_file", "description": "Get a file.",
+                 "inputSchema": {"type": "object", "properties": {
+                    "repo": {"type": "string"}, "path": {"type": "string"},
+                    "ref": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+                    "X-Trace": {"type": "string"}},
+                    "required": ["repo", "path"]},
+                 "operation": {"method": "GET", "path": "/repos/{repo}/files/{path}", "query": ["ref"], "headers": ["X-Trace"]}},
+                {"name": "put_file", "description": "Write a file.",
+                 "inputSchema": {"type": "object", "properties": {
+                    "repo": {"type": "string"}, "content": {"type": "string"}, "dry_run": {"type": "boolean"}},
+                    "required": ["repo", "content"]},
+                 "operation": {"method": "PUT", "path": "/repos/{repo}", "query": ["dry_run"]}}
+            ]}],
+            "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "FILES_TOKEN"}]}),
+        &directory,
+    )
+    .unwrap();
+    let policy = Policy::from_value(
+        &json!({"schema": 1, "tenant": "acme", "roles": {
+            "all": {"connectors": {"allow": ["*"]}},
+            "narrow": {"connectors": {"allow": ["*"]},
+                       "paths": [{"connector": "files", "prefixes": ["/api/v1/repos/public"]}],
+                       "frozen": [{"tool": "put_file", "field": "dry_run", "value": true}]}
+        }}),
+        &catalog,
+    )
+    .unwrap();
+    (Arc::new(catalog), policy)
+}
+
+fn request(role: &str, tool: &str, args: Value) -> Result<OutboundRequest, String> {
+    let (catalog, policy) = tenant("https://files.example", json!({"scheme": "bearer"}));
+    let view = MemberView::build(catalog, &policy, "m1", role).unwrap();
+    let call = view.resolve_call(tool, &args).map_err(|e| e.to_string())?;
+    build_request(&call, &OutboundConfig::default()).map_err(|e| CallError::from(e).to_string())
+}
+
+fn url(args: Value) -> Result<String, String> {
+    request("all", "get_file", args).map(|r| r.url)
+}
+
+#[test]
+fn a_plain_request() {
+    let r = request(
+        "all",
+        "get_file",
+        json!({"repo": "site", "path": "index.html", "ref": "main", "X-Trace": "t1"}),
+    )
+    .unwrap();
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(
+        r.url,
+        "https://files.example/api/v1/repos/site/files/index.html?ref=main"
+    );
+    assert_eq!(
+        r.headers,
+        [
+            ("Accept".into(), "application/json".into()),
+            ("X-Trace".into(), "t1".into())
+        ]
+    );
+    assert_eq!(r.body, None);
+    assert_eq!(r.credential_ref.as_deref(), Some("FILES_TOKEN"));
+    assert_eq!(r.auth, AuthScheme::Bearer);
+    assert!(
+        r.headers.iter().all(|(k, _)| k != "Authorization"),
+        "no credential in the request"
+    );
+}
+
+#[test]
+fn a_body_request_with_frozen_values() {
+    let r = request("all", "put_file", json!({"repo": "site", "content": "hi"})).unwrap();
+    assert_eq!(r.method, Method::Put);
+    assert_eq!(r.url, "https://files.example/api/v1/repos/site");
+    assert_eq!(r.body.as_deref(), Some("{\"content\":\"hi\"}"));
+    assert!(r
+        .headers
+        .contains(&("Content-Type".into(), "application/json".into())));
+    let r = request(
+        "narrow",
+        "put_file",
+        json!({"repo": "public", "content": "hi"}),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        "https://files.example/api/v1/repos/public?dry_run=true"
+    );
+}
+
+#[test]
+fn hostile_path_values_stay_inside_one_segment() {
+    let at = |path: &str| url(json!({"repo": "site", "path": path})).unwrap();
+    let base = "https://files.example/api/v1/repos/site/files/";
+    assert_eq!(at("../../admin"), format!("{base}..%2F..%2Fadmin"));
+    assert_eq!(at("a/b"), format!("{base}a%2Fb"));
+    assert_eq!(at("%2e%2e"), format!("{base}%252e%252e"));
+    assert_eq!(at("x?admin=1#frag"), format!("{base}x%3Fadmin%3D1%23frag"));
+    assert_eq!(at("@evil.example"), format!("{base}%40evil.example"));
+    assert_eq!(
+        at("a\r\nHost: evil"),
+        format!("{base}a%0D%0AHost%3A%20evil")
+    );
+    assert_eq!(at("caf\u{e9}"), format!("{base}caf%C3%A9"));
+    let huge = "x".repeat(10_000);
+    assert!(at(&huge).ends_with(&huge));
+}
+
+#[test]
+fn dot_and_empty_segments_are_refused() {
+    assert_eq!(
+        url(json!({"repo": "site", "path": ".."})).unwrap_err(),
+        "request refused before sending: arguments.path: fills a URL path segment and cannot be \".\" or \"..\""
+    );
+    assert_eq!(
+        url(json!({"repo": "site", "path": "."})).unwrap_err(),
+        "request refused before sending: arguments.path: fills a URL path segment and cannot be \".\" or \"..\""
+    );
+    assert_eq!(
+        url(json!({"repo": "", "path": "x"})).unwrap_err(),
+        "request refused before sending: arguments.repo: fills a URL path segment and must not be empty"
+    );
+}
+
+#[test]
+fn query_values_are_encoded() {
+    assert_eq!(
+        url(json!({"repo": "r", "path": "p", "ref": "a&b=c#d"})).unwrap(),
+        "https://files.example/api/v1/repos/r/files/p?ref=a%26b%3Dc%23d"
+    );
+}
+
+#[test]
+fn header_values_cannot_inject_lines() {
+    assert_eq!(
+        url(json!({"repo": "r", "path": "p", "X-Trace": "a\r\nX-Evil: 1"})).unwrap_err(),
+        "request refused before sending: arguments.X-Trace: is sent as a header and must not contain control characters or line breaks"
+    );
+}
+
+#[test]
+fn wrong_types_are_refused_before_building() {
+    assert_eq!(
+        url(json!({"repo": 3, "path": "p"})).unwrap_err(),
+        "invalid arguments: arguments.repo: expected a string, got a number"
+    );
+    assert_eq!(
+        url(json!({"repo": "r", "path": "p", "tags": ["a", 1]})).unwrap_err(),
+        "invalid arguments: arguments.tags[1]: expected a string, got a number"
+    );
+}
+
+#[test]
+fn policy_path_prefixes_narrow_the_base_path() {
+    assert!(request("narrow", "get_file", json!({"repo": "public", "path": "a"})).is_ok());
+    assert_eq!(
+        request("narrow", "get_file", json!({"repo": "private", "path": "a"})).unwrap_err(),
+        "request refused before sending: the outbound URL path is outside the prefixes your policy allows (\"/api/v1/repos/public\")"
+    );
+    assert_eq!(
+        request("narrow", "get_file", json!({"repo": "public-evil", "path": "a"})).unwrap_err(),
+        "request refused before sending: the outbound URL path is outside the prefixes your policy allows (\"/api/v1/repos/public\")"
+    );
+}
+
+#[test]
+fn loopback_http_needs_the_deployment_flag() {
+    let (catalog, policy) = tenant(
+        "http://127.0.0.1:8788",
+        json!({"scheme": "header", "header": "X-Api-Key"}),
+    );
+    let view = MemberView::build(catalog, &policy, "m1", "all").unwrap();
+    let call = view
+        .resolve_call("get_file", &json!({"repo": "r", "path": "p"}))
+        .unwrap();
+    assert_eq!(
+        build_request(&call, &OutboundConfig::default()).unwrap_err().to_string(),
+        "the outbound URL uses plain http, which this deployment allows only for loopback origins in local testing"
+    );
+    let allowed = OutboundConfig {
+        allow_loopback_http: true,
+    };
+    let r = build_request(&call, &allowed).unwrap();
+    assert_eq!(r.url, "http://127.0.0.1:8788/api/v1/repos/r/files/p");
+    assert_eq!(
+        r.credential_header("k3y").unwrap(),
+        Some(("X-Api-Key".to_owned(), "k3y".to_owned()))
+    );
+}
+
+#[test]
+fn credential_headers() {
+    let r = request("all", "get_file", json!({"repo": "r", "path": "p"})).unwrap();
+    assert_eq!(
+        r.credential_header("tok").unwrap(),
+        Some(("Authorization".to_owned(), "Bearer tok".to_owned()))
+    );
+    assert_eq!(
+        r.credential_header("tok\r\nX: y").unwrap_err(),
+        OutboundError::BadCredential
+    );
+    let basic = OutboundRequest {
+        auth: AuthScheme::Basic,
+        ..r.clone()
+    };
+    assert_eq!(
+        basic.credential_header("user:pass").unwrap(),
+        Some(("Authorization".to_owned(), "Basic dXNlcjpwYXNz".to_owned()))
+    );
+    let none = OutboundRequest {
+        auth: AuthScheme::None,
+        ..r
+    };
+    assert_eq!(none.credential_header("x").unwrap(), None);
+}
+
+#[test]
+fn the_final_check_on_its_own() {
+    let origin = Origin::parse("https://files.example").unwrap();
+    let check = |url: &str| {
+        check_url(url, &origin, "/api/v1", &[], &OutboundConfig::default())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(check("https://files.example/api/v1/x?y=1"), Ok(()));
+    assert_eq!(check("https://files.example:443/api/v1/x"), Ok(()));
+    let refused = [
+        (
+            "https://user:pw@files.example/api/v1/x",
+            "the outbound URL contains user information",
+        ),
+        (
+            "https://files.example@evil.example/api/v1",
+            "the outbound URL contains user information",
+        ),
+        (
+            "https://files.example/api/v1/x#top",
+            "the outbound URL has a fragment",
+        ),
+        (
+            "https://evil.example/api/v1/x",
+            "the outbound URL does not match the connector's origin https://files.example",
+        ),
+        (
+            "https://files.example.evil.example/api/v1",
+            "the outbound URL does not match the connector's origin https://files.example",
+        ),
+        (
+            "https://files.example:8443/api/v1/x",
+            "the outbound URL does not match the connector's origin https://files.example",
+        ),
+        (
+            "http://files.example/api/v1/x",
+            "the outbound URL does not match the connector's origin https://files.example",
+        ),
+        (
+            "ftp://files.example/api/v1/x",
+            "the outbound URL uses scheme \"ftp\"; only https is allowed",
+        ),
+        (
+            "https://files.example/api/v1/../admin",
+            "the outbound URL contains a \".\" or \"..\" path segment",
+        ),
+        (
+            "https://files.example/api/v1/%2E%2e/admin",
+            "the outbound URL contains a \".\" or \"..\" path segment",
+        ),
+        (
+            "https://files.example/api/v2/x",
+            "the outbound URL path is outside the connector's base path \"/api/v1\"",
+        ),
+        (
+            "https://files.example/api/v10",
+            "the outbound URL path is outside the connector's base path \"/api/v1\"",
+        ),
+        (
+            "https://files.example/api/v1/a b",
+            "the outbound URL contains a character that must be percent-encoded (byte 0x20)",
+        ),
+        (
+            "https://files.example/api/v1/a\\b",
+            "the outbound URL contains a character that must be percent-encoded (byte 0x5C)",
+        ),
+        (
+            "https://files.example/api/v1/%zz",
+            "the outbound URL contains a malformed percent escape",
+        ),
+        ("files.example/api/v1", "the outbound URL has no scheme"),
+    ];
+    for (url, message) in refused {
+        assert_eq!(check(url), Err(message.to_owned()), "{url}");
+    }
+}
+
+#[test]
+fn a_tool_without_an_operation_says_so() {
+    let directory = Directory::from_value(&json!({"schema": 1, "connectors": [{
+        "id": "docs", "label": "Docs", "origin": "https://docs.example", "auth": {"scheme": "none"},
+        "tools": [{"name": "read_doc", "description": "Read a doc.", "inputSchema": {"type": "object"}}]}]}))
+    .unwrap();
+    let catalog = Catalog::from_value(
+        &json!({"schema": 1, "tenant": "acme", "connectors": ["docs"],
+                "connections": [{"id": "docs", "connector": "docs", "label": "Public"}]}),
+        &directory,
+    )
+    .unwrap();
+    let policy = Policy::from_value(
+        &json!({"schema": 1, "tenant": "acme", "roles": {"all": {"connectors": {"allow": ["*"]}}}}),
+        &catalog,
+    )
+    .unwrap();
+    let view = MemberView::build(Arc::new(catalog), &policy, "m1", "all").unwrap();
+    assert_eq!(view.tools().len(), 1, "listed and searchable");
+    assert_eq!(
+        view.resolve_call("read_doc", &json!({}))
+            .unwrap_err()
+            .to_string(),
+        "tool \"read_doc\" cannot run: its connector declares no HTTP operation for it"
+    );
+}
