@@ -8,11 +8,12 @@ import { readFile, writeFile, mkdir, access } from "node:fs/promises";
 import path from "node:path";
 
 function args() {
-  const out = { fixtures: "fixtures/demo", out: ".floorgate", tenant: "demo" };
+  const out = { fixtures: "fixtures/demo", out: ".floorgate", tenant: "demo", tenantGiven: false };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "").replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     out[key] = argv[i + 1];
+    if (key === "tenant") out.tenantGiven = true;
   }
   if (!out.url || !out.adminSecret) {
     console.error("usage: node scripts/seed.mjs --url URL --admin-secret SECRET [--fixtures DIR] [--out DIR] [--tenant ID]");
@@ -45,6 +46,9 @@ async function call(opts, method, route, body) {
 
 const opts = args();
 const fixture = (name) => path.join(opts.fixtures, name);
+if (!opts.tenantGiven && (await exists(fixture("catalog.json")))) {
+  opts.tenant = JSON.parse(await readFile(fixture("catalog.json"), "utf8")).tenant;
+}
 const documents = [
   ["directory.json", "directory"],
   ["catalog.json", `tenants/${opts.tenant}/catalog`],

@@ -8,7 +8,7 @@
 //! tenant can only ever fall back to that same tenant's copy.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// How long a prepared tenant is served before KV is consulted again.
 pub const DEFAULT_TTL_MS: i64 = 60_000;
@@ -19,7 +19,7 @@ pub const KV_CACHE_TTL_SECONDS: u64 = 60;
 pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 1000;
 
 struct Entry<T> {
-    value: Arc<T>,
+    value: Rc<T>,
     fingerprint: String,
     checked_at: i64,
 }
@@ -27,7 +27,7 @@ struct Entry<T> {
 /// What the cache says about a tenant at a given time.
 pub enum Lookup<T> {
     /// Within its TTL: serve it without touching KV.
-    Fresh(Arc<T>),
+    Fresh(Rc<T>),
     /// Past its TTL (or never loaded): read KV, then call [`TenantCache::offer`].
     Stale,
 }
@@ -35,11 +35,11 @@ pub enum Lookup<T> {
 /// The outcome of offering freshly read documents.
 pub enum Offer<T, E> {
     /// Same documents as the cached copy: the copy was renewed.
-    Unchanged(Arc<T>),
+    Unchanged(Rc<T>),
     /// New documents, prepared and now cached.
-    Replaced(Arc<T>),
+    Replaced(Rc<T>),
     /// The new documents failed; the last good copy keeps serving.
-    KeptLastGood(Arc<T>, E),
+    KeptLastGood(Rc<T>, E),
     /// They failed and there is no earlier copy to serve.
     Failed(E),
 }
@@ -83,7 +83,7 @@ impl<T> TenantCache<T> {
         }
         match prepare() {
             Ok(value) => {
-                let value = Arc::new(value);
+                let value = Rc::new(value);
                 let entry = Entry {
                     value: value.clone(),
                     fingerprint: fingerprint.to_owned(),

@@ -1,68 +1,175 @@
 //! A member's MCP surface: what `tools/list` shows them and what their calls turn into.
 //!
-//! Built per request from the member's identity and their tenant's prepared documents, then
-//! handed to the dispatcher as its [`ToolHost`]. Calls that need storage or the network come
-//! back as [`Effect`]s for the Worker shell to perform.
+//! Built per request from the member's validated identity and their tenant's prepared copy,
+//! then handed to the dispatcher as its [`ToolHost`]. `tools/call` and `execute_tool` both go
+//! through [`MemberView::dispatch`](crate::resolver::MemberView::dispatch), one path with one
+//! set of checks. Calls that need storage or the network come back as [`Effect`]s.
+
+use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
+use crate::control::{self, ControlOp};
 use crate::mcp::wire::RpcError;
 use crate::mcp::{CallToolResult, HostCall, Tool, ToolHost};
-use crate::roster::Identity;
+use crate::policy::UnknownRole;
+use crate::rank;
+use crate::resolver::{CallError, Dispatch, ResolvedCall};
+use crate::roster::{Command, Identity, MemberStatus};
+use crate::tenant::{PreparedTenant, PreparedView};
 
 /// I/O a call needs before it can answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Effect {
-    /// A command to the tenant's roster object; the reply becomes the tool's JSON result.
-    Roster(crate::roster::Command),
+    /// A command to the tenant's roster object; its reply is the tool's JSON result.
+    Roster(Command),
+    /// A connected tool's resolved call, to be built into a request and sent.
+    Outbound(Box<ResolvedCall>),
 }
 
-/// The name of the control operation every member has.
-pub const WHOAMI: &str = "whoami";
+/// One member's surface for one request.
+pub struct Surface<'a> {
+    identity: &'a Identity,
+    tenant: &'a PreparedTenant,
+    view: Result<Rc<PreparedView>, UnknownRole>,
+    fallback: Vec<Tool>,
+    now_ms: i64,
+}
 
-/// The `whoami` control operation's definition.
-pub fn whoami_tool() -> Tool {
-    Tool {
-        name: WHOAMI.into(),
-        title: Some("Who am I".into()),
-        description: "Returns the tenant, member id and role this grant speaks for. Call it to check which account and permissions the gateway is using.".into(),
-        input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        annotations: Some(json!({"readOnlyHint": true, "openWorldHint": false})),
+impl<'a> Surface<'a> {
+    pub fn new(identity: &'a Identity, tenant: &'a PreparedTenant, now_ms: i64) -> Surface<'a> {
+        let view = tenant.view(&identity.member, &identity.role);
+        let fallback = match &view {
+            Ok(_) => Vec::new(),
+            Err(_) => vec![crate::tenant::to_mcp_tool(&control::definition(
+                control::ControlOpKind::Whoami,
+            ))],
+        };
+        Surface {
+            identity,
+            tenant,
+            view,
+            fallback,
+            now_ms,
+        }
+    }
+
+    /// The prepared view, when the member's role exists in the policy.
+    pub fn view(&self) -> Option<&PreparedView> {
+        self.view.as_deref().ok()
+    }
+
+    fn whoami(&self, view: Option<&PreparedView>) -> Value {
+        let mut answer = match view {
+            Some(v) => control::whoami(&v.view),
+            None => {
+                json!({"tenant": self.identity.tenant, "member": self.identity.member, "role": self.identity.role})
+            }
+        };
+        answer["grant"] = json!(self.identity.grant_id);
+        if let Err(unknown) = &self.view {
+            answer["problem"] = json!(unknown.to_string());
+        }
+        answer
+    }
+
+    fn control(&self, view: &PreparedView, op: ControlOp) -> HostCall<Effect> {
+        let me = self.identity.member.clone();
+        let now = self.now_ms;
+        let command = match op {
+            ControlOp::Whoami => return done_json(self.whoami(Some(view))),
+            ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
+            ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
+                id: grant_id,
+                member: Some(me),
+                now,
+            },
+            ControlOp::ListMembers => Command::ListMembers,
+            ControlOp::SuspendMember { member_id } => Command::SetStatus {
+                member: member_id,
+                status: MemberStatus::Suspended,
+                now,
+            },
+            ControlOp::ReinstateMember { member_id } => Command::SetStatus {
+                member: member_id,
+                status: MemberStatus::Active,
+                now,
+            },
+            ControlOp::RemoveMember { member_id } => Command::SetStatus {
+                member: member_id,
+                status: MemberStatus::Removed,
+                now,
+            },
+            op => {
+                return match control::answer_locally(&view.view, &self.tenant.policy, &op) {
+                    Some(Ok(value)) => done_json(value),
+                    Some(Err(error)) => HostCall::Done(call_error(error)),
+                    None => HostCall::Done(Err(RpcError::new(
+                        crate::mcp::code::INTERNAL_ERROR,
+                        "control operation has no implementation",
+                    ))),
+                }
+            }
+        };
+        HostCall::Pending(Effect::Roster(command))
+    }
+
+    fn search(&self, view: &PreparedView, request: control::SearchRequest) -> HostCall<Effect> {
+        let limit = match rank::Limit::new(request.limit) {
+            Ok(limit) => limit,
+            Err(e) => return HostCall::Done(Err(RpcError::invalid_params(e.to_string()))),
+        };
+        let index = view.index();
+        let query = rank::SearchRequest {
+            query: &request.query,
+            limit,
+            explain: request.explain,
+            directory: Some(&self.tenant.deployment.search_directory),
+        };
+        let response = index.search(&query, &rank::Subset::all(index));
+        done_json(serde_json::to_value(response).unwrap_or(Value::Null))
     }
 }
 
-/// One member's view for one request.
-pub struct Surface<'a> {
-    pub identity: &'a Identity,
-    pub listing: Vec<Tool>,
+fn done_json(value: Value) -> HostCall<Effect> {
+    HostCall::Done(Ok(CallToolResult::json(value)))
 }
 
-/// The one message for a tool that does not exist *or* is hidden from the caller.
-pub fn unknown_tool(name: &str) -> RpcError {
-    let shown: String = name.chars().take(64).collect();
-    RpcError::invalid_params(format!("Unknown tool: {shown}"))
+/// Maps a refusal to what the caller sees. Unknown and hidden tools share one message.
+pub fn call_error(error: CallError) -> Result<CallToolResult, RpcError> {
+    match error {
+        CallError::NoOperation { .. } => Ok(CallToolResult::error(error.to_string())),
+        CallError::UnknownTool { .. }
+        | CallError::InvalidArguments(_)
+        | CallError::FrozenConflict { .. }
+        | CallError::Outbound(_) => Err(RpcError::invalid_params(error.to_string())),
+    }
 }
 
 impl ToolHost for Surface<'_> {
     type Effect = Effect;
 
     fn listing(&self) -> &[Tool] {
-        &self.listing
+        match &self.view {
+            Ok(view) => &view.listing,
+            Err(_) => &self.fallback,
+        }
     }
 
-    fn call(&self, name: &str, _arguments: Map<String, Value>) -> HostCall<Effect> {
-        if name == WHOAMI {
-            let id = self.identity;
-            return HostCall::Done(Ok(CallToolResult::json(json!({
-                "tenant": id.tenant, "member": id.member, "role": id.role, "grant": id.grant_id,
-            }))));
+    fn call(&self, name: &str, arguments: Map<String, Value>) -> HostCall<Effect> {
+        let Ok(view) = &self.view else {
+            if name == control::ControlOpKind::Whoami.name() {
+                return done_json(self.whoami(None));
+            }
+            return HostCall::Done(call_error(CallError::UnknownTool {
+                name: name.to_owned(),
+            }));
+        };
+        match view.view.dispatch(name, &Value::Object(arguments)) {
+            Ok(Dispatch::Control(op)) => self.control(view, op),
+            Ok(Dispatch::Search(request)) => self.search(view, request),
+            Ok(Dispatch::Connected(call)) => HostCall::Pending(Effect::Outbound(call)),
+            Err(error) => HostCall::Done(call_error(error)),
         }
-        if self.listing.iter().any(|t| t.name == name) {
-            return HostCall::Done(Err(RpcError::new(
-                crate::mcp::code::INTERNAL_ERROR,
-                format!("Tool {name} is listed but execution of connected tools is not configured on this gateway yet"),
-            )));
-        }
-        HostCall::Done(Err(unknown_tool(name)))
     }
 }

@@ -17,7 +17,9 @@ pub mod rank;
 pub mod resolver;
 pub mod roster;
 pub mod scaffold;
+pub mod tenant;
 pub mod tokenize;
+pub mod upstream;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

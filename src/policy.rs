@@ -141,6 +141,11 @@ impl fmt::Display for UnknownRole {
 impl std::error::Error for UnknownRole {}
 
 impl Policy {
+    /// The role names this policy defines.
+    pub fn roles(&self) -> impl Iterator<Item = &str> {
+        self.roles.keys().map(String::as_str)
+    }
+
     /// Parses a policy and validates it against the tenant's catalog.
     pub fn parse(text: &str, catalog: &Catalog) -> Result<Policy, DocumentErrors> {
         Self::from_value(&parse_json(text, "policy")?, catalog)

@@ -2,8 +2,10 @@
 
 use worker::{Headers, Request, Response, Result};
 
-/// Largest request body accepted; larger ones get 413 before they are parsed.
+/// Largest MCP request body accepted; larger ones get 413 before they are parsed.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// Largest admin document accepted (a whole connector directory fits; KV allows 25 MiB).
+pub const MAX_ADMIN_BODY_BYTES: usize = 16 << 20;
 
 const ALLOW_HEADERS: &str =
     "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID";
@@ -73,14 +75,14 @@ pub fn preflight(origin: Option<&str>) -> Result<Response> {
     with_cors(response, origin)
 }
 
-/// Reads the body, refusing more than `MAX_BODY_BYTES` (checked on the header first).
-pub async fn bounded_body(req: &mut Request) -> std::result::Result<Vec<u8>, u16> {
+/// Reads the body, refusing more than `limit` bytes (checked on the header first).
+pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, u16> {
     let declared = header(req, "Content-Length").and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+    if declared.is_some_and(|n| n > limit) {
         return Err(413);
     }
     let bytes = req.bytes().await.map_err(|_| 400u16)?;
-    if bytes.len() > MAX_BODY_BYTES {
+    if bytes.len() > limit {
         return Err(413);
     }
     Ok(bytes)

@@ -3,13 +3,15 @@
 //! effects the core hands back. Compiled for wasm32 only.
 
 mod http;
+mod outbound;
 mod roster_object;
+mod store;
 
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
 
-use crate::admin::{self, Route};
-use crate::gateway::{self, Effect, Surface};
+use crate::admin::{self, Document, Route};
+use crate::gateway::{Effect, Surface};
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
@@ -25,6 +27,10 @@ const ROSTER_BINDING: &str = "ROSTER";
 struct Config {
     allowed_origins: Vec<String>,
     page_size: usize,
+    collapse_threshold: usize,
+    allow_loopback_http: bool,
+    /// Test deployments only: honour `x-floorgate-test-clock-offset-ms` for cache ages.
+    test_clock: bool,
 }
 
 impl Config {
@@ -42,6 +48,11 @@ impl Config {
             page_size: var("TOOLS_PAGE_SIZE")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(100),
+            collapse_threshold: var("COLLAPSE_THRESHOLD")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(crate::resolver::DEFAULT_COLLAPSE_THRESHOLD),
+            allow_loopback_http: var("ALLOW_LOOPBACK_HTTP").as_deref() == Some("true"),
+            test_clock: var("TEST_CLOCK").as_deref() == Some("enabled"),
         }
     }
 }
@@ -90,7 +101,7 @@ fn start() {
 }
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let path = req.path();
     let config = Config::from_env(&env);
     let origin = header(&req, "Origin");
@@ -113,7 +124,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     } else {
         match path.as_str() {
             "/healthz" => json_response(200, &json!({"status": "ok"})),
-            "/mcp" => serve_mcp(req, &env, &config, &mut log).await,
+            "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
             p if p.starts_with("/admin/") => serve_admin(req, &env, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
@@ -197,6 +208,7 @@ async fn authenticate(
 async fn serve_mcp(
     mut req: Request,
     env: &Env,
+    ctx: &Context,
     config: &Config,
     log: &mut LogLine,
 ) -> Result<Response> {
@@ -231,7 +243,7 @@ async fn serve_mcp(
             return error_response(415, "unsupported media type: send application/json");
         }
     }
-    let body = match bounded_body(&mut req).await {
+    let body = match bounded_body(&mut req, http::MAX_BODY_BYTES).await {
         Ok(body) => body,
         Err(status) => {
             log.outcome = "body_refused".into();
@@ -259,19 +271,29 @@ async fn serve_mcp(
     let server = ServerConfig {
         name: "floorgate".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        instructions: Some("floorgate gives you the tools of your organisation's connected accounts. Call whoami to see which member you act as.".into()),
+        instructions: Some(INSTRUCTIONS.into()),
         page_size: config.page_size,
     };
-    let surface = Surface {
-        identity: &identity,
-        listing: vec![gateway::whoami_tool()],
+    let now = clock(&req, config);
+    let tenant = match store::tenant(env, &identity.tenant, now, config.collapse_threshold).await {
+        Ok(tenant) => tenant,
+        // The store has already logged the problem for the operator.
+        Err(_) => {
+            log.outcome = "tenant_unavailable".into();
+            let error = RpcError::new(
+                mcp::code::INTERNAL_ERROR,
+                "this tenant's tool catalog cannot be loaded (KV unavailable or its documents are invalid, and no earlier copy is cached); an operator has been told in the logs",
+            );
+            return json_response(200, &mcp::wire::error_response(None, &error));
+        }
     };
+    let surface = Surface::new(&identity, &tenant, now);
     let mut exchange = mcp::handle(&server, http_in, &body, &surface);
     log.method = exchange.method.clone();
     log.tool = exchange.tool.clone();
     let mut results = Vec::new();
     for effect in exchange.take_effects() {
-        results.push(perform(env, &identity, effect).await?);
+        results.push(perform(env, ctx, config, &identity, effect).await?);
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {
@@ -285,8 +307,26 @@ async fn serve_mcp(
     }
 }
 
+const INSTRUCTIONS: &str = "floorgate gives you the tools of your organisation's connected accounts. \
+When search_tools is listed, find a connected tool with it (an empty result means no connected tool matches: say so rather than guessing), \
+then run it with execute_tool. Call whoami to see which member you act as.";
+
+/// The time the core sees. Test deployments may shift it to age the caches without sleeping.
+fn clock(req: &Request, config: &Config) -> i64 {
+    let offset = if config.test_clock {
+        header(req, "x-floorgate-test-clock-offset-ms")
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    now_ms() + offset
+}
+
 async fn perform(
     env: &Env,
+    ctx: &Context,
+    config: &Config,
     identity: &Identity,
     effect: Effect,
 ) -> Result<std::result::Result<CallToolResult, RpcError>> {
@@ -295,6 +335,65 @@ async fn perform(
             Ok(value) => Ok(CallToolResult::json(value)),
             Err(error) => Ok(CallToolResult::error(error.to_string())),
         }),
+        Effect::Outbound(call) => {
+            outbound::execute(env, ctx, config.allow_loopback_http, identity, *call).await
+        }
+    }
+}
+
+async fn raw_document(env: &Env, key: &str) -> Result<Response> {
+    match store::kv(env)?.get(key).text().await? {
+        Some(text) => {
+            let response = Response::ok(text)?;
+            response.headers().set("Content-Type", "application/json")?;
+            Ok(response)
+        }
+        None => error_response(404, &format!("nothing is stored at {key}")),
+    }
+}
+
+/// 422 with every problem of the document, one per line with its path.
+fn invalid_document(errors: &crate::catalog::DocumentErrors) -> Result<Response> {
+    json_response(
+        422,
+        &json!({"error": format!("invalid {} document; nothing was stored", errors.document), "document": errors.document, "problems": errors.lines()}),
+    )
+}
+
+/// Validates a tenant document together with the other stored documents it must agree with,
+/// and stores it only if the whole set is valid (the old copy stays otherwise).
+async fn put_document(
+    env: &Env,
+    tenant: &str,
+    document: Document,
+    body: &[u8],
+) -> Result<Response> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return error_response(400, "the document is not valid UTF-8");
+    };
+    let kv = store::kv(env)?;
+    let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
+    let (catalog, policy) = match document {
+        Document::Catalog => (
+            Some(text.to_owned()),
+            kv.get(&Document::Policy.kv_key(tenant)).text().await?,
+        ),
+        Document::Policy => (
+            kv.get(&Document::Catalog.kv_key(tenant)).text().await?,
+            Some(text.to_owned()),
+        ),
+    };
+    match crate::tenant::check_documents(
+        tenant,
+        directory.as_deref(),
+        catalog.as_deref(),
+        policy.as_deref(),
+    ) {
+        Ok(summary) => {
+            kv.put(&document.kv_key(tenant), text)?.execute().await?;
+            json_response(200, &json!({"stored": document.name(), "summary": summary}))
+        }
+        Err(errors) => invalid_document(&errors),
     }
 }
 
@@ -343,9 +442,16 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
         Ok(route) => route,
         Err(e) => return error_response(e.status(), &e.to_string()),
     };
-    let body = match bounded_body(&mut req).await {
+    let body = match bounded_body(&mut req, http::MAX_ADMIN_BODY_BYTES).await {
         Ok(body) => body,
-        Err(status) => return error_response(status, "payload too large or unreadable"),
+        Err(413) => {
+            let limit = http::MAX_ADMIN_BODY_BYTES;
+            return error_response(
+                413,
+                &format!("payload too large: the admin limit is {limit} bytes"),
+            );
+        }
+        Err(status) => return error_response(status, "the request body could not be read"),
     };
     log.outcome = "ok".into();
     let now = now_ms();
@@ -442,9 +548,36 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
             roster(env, &tenant, &Command::ListExecutions { limit: 100 }).await?,
             false,
         ),
-        Route::GetDocument { .. }
-        | Route::PutDocument { .. }
-        | Route::GetDirectory
-        | Route::PutDirectory => error_response(501, "document routes arrive with the catalog"),
+        Route::GetDirectory => raw_document(env, admin::DIRECTORY_KEY).await,
+        Route::GetDocument { tenant, document } => {
+            raw_document(env, &document.kv_key(&tenant)).await
+        }
+        Route::PutDirectory => {
+            let Ok(text) = std::str::from_utf8(&body) else {
+                return error_response(400, "the document is not valid UTF-8");
+            };
+            match crate::tenant::Deployment::prepare(Some(text)) {
+                Ok(deployment) => {
+                    store::kv(env)?
+                        .put(admin::DIRECTORY_KEY, text)?
+                        .execute()
+                        .await?;
+                    let tools: usize = deployment
+                        .directory
+                        .connectors()
+                        .iter()
+                        .map(|c| c.tools.len())
+                        .sum();
+                    json_response(
+                        200,
+                        &json!({"stored": "directory", "connectors": deployment.directory.connectors().len(), "tools": tools}),
+                    )
+                }
+                Err(errors) => invalid_document(&errors),
+            }
+        }
+        Route::PutDocument { tenant, document } => {
+            put_document(env, &tenant, document, &body).await
+        }
     }
 }

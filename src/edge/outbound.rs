@@ -1,0 +1,119 @@
+//! Sending a connected tool's request to the third-party API, and recording that it happened.
+//!
+//! The core has already resolved the tool, checked the arguments and built the request, and
+//! the final URL check has passed. Here the credential is read from the Worker secret the
+//! connection names, added as the connector's header, and the request is sent with a timeout,
+//! without following redirects (so it cannot be bounced to another origin), and never retried.
+
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use worker::{
+    AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
+    RequestRedirect,
+};
+
+use crate::mcp::wire::RpcError;
+use crate::mcp::CallToolResult;
+use crate::outbound::{build_request, OutboundConfig};
+use crate::resolver::{CallError, ResolvedCall};
+use crate::roster::{Command, Identity};
+use crate::upstream::{self, TIMEOUT_MS};
+
+pub async fn execute(
+    env: &Env,
+    ctx: &Context,
+    allow_loopback_http: bool,
+    identity: &Identity,
+    call: ResolvedCall,
+) -> worker::Result<Result<CallToolResult, RpcError>> {
+    let started = super::now_ms();
+    let request = match build_request(
+        &call,
+        &OutboundConfig {
+            allow_loopback_http,
+        },
+    ) {
+        Ok(request) => request,
+        Err(error) => return Ok(crate::gateway::call_error(CallError::Outbound(error))),
+    };
+    let headers = Headers::new();
+    for (name, value) in &request.headers {
+        headers.set(name, value)?;
+    }
+    headers.set("Accept", "application/json, text/plain;q=0.9, */*;q=0.5")?;
+    headers.set(
+        "User-Agent",
+        concat!("floorgate/", env!("CARGO_PKG_VERSION")),
+    )?;
+    if request.body.is_some() {
+        headers.set("Content-Type", "application/json")?;
+    }
+    if let Some(secret_name) = &request.credential_ref {
+        let Ok(secret) = env.secret(secret_name).map(|s| s.to_string()) else {
+            return Ok(Ok(CallToolResult::error(
+                "this connection's credential is not configured on the gateway; ask an administrator",
+            )));
+        };
+        match request.credential_header(&secret) {
+            Ok(Some((name, value))) => headers.set(&name, &value)?,
+            Ok(None) => {}
+            Err(error) => return Ok(Ok(CallToolResult::error(error.to_string()))),
+        }
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::from(request.method.as_str().to_owned()))
+        .with_headers(headers)
+        .with_redirect(RequestRedirect::Manual);
+    if let Some(body) = &request.body {
+        init.with_body(Some(body.as_str().into()));
+    }
+    let outgoing = Request::new_with_init(&request.url, &init)?;
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let send = Box::pin(async move { Fetch::Request(outgoing).send_with_signal(&signal).await });
+    let timeout = Delay::from(Duration::from_millis(TIMEOUT_MS));
+    let (result, upstream_status) = match select(send, timeout).await {
+        Either::Left((Ok(mut response), _)) => {
+            let status = response.status_code();
+            let content_type = response.headers().get("Content-Type").ok().flatten();
+            let body = response.bytes().await.unwrap_or_default();
+            (
+                upstream::map_response(status, content_type.as_deref(), &body),
+                Some(status),
+            )
+        }
+        Either::Left((Err(error), _)) => (upstream::unreachable(&error.to_string()), None),
+        Either::Right(_) => {
+            controller.abort();
+            (
+                upstream::unreachable(&format!("no answer within {} s", TIMEOUT_MS / 1000)),
+                None,
+            )
+        }
+    };
+    let latency_ms = super::now_ms() - started;
+    let outcome = if result.is_error { "tool_error" } else { "ok" };
+    let line = serde_json::json!({
+        "event": "execution", "tenant": identity.tenant, "member": identity.member, "tool": call.tool,
+        "connection": call.connection.id, "upstream_status": upstream_status, "outcome": outcome,
+        "latency_ms": latency_ms,
+    });
+    worker::console_log!("{line}");
+    let record = Command::RecordExecution {
+        at: started,
+        member: identity.member.clone(),
+        tool: call.tool.clone(),
+        connection: Some(call.connection.id.clone()),
+        outcome: outcome.to_owned(),
+        upstream_status: upstream_status.map(i64::from),
+        latency_ms,
+    };
+    let (env, tenant) = (env.clone(), identity.tenant.clone());
+    ctx.wait_until(async move {
+        if let Err(e) = super::roster(&env, &tenant, &record).await {
+            worker::console_error!("audit record failed: {e}");
+        }
+    });
+    Ok(Ok(result))
+}

@@ -1,0 +1,143 @@
+//! Reading the deployment's and tenants' documents from KV through the isolate cache.
+//!
+//! KV is read with `cacheTtl`, the raw bytes are fingerprinted, and only changed documents are
+//! parsed and prepared again. A read that fails or a document that fails validation leaves the
+//! last good prepared copy serving (and is logged); with no such copy the caller gets a clear
+//! message instead of another tenant's data or a half-applied document.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use sha2::{Digest, Sha256};
+use worker::{kv::KvStore, Env};
+
+use crate::admin::{Document, DIRECTORY_KEY};
+use crate::cache::{Lookup, Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS};
+use crate::tenant::{Deployment, PreparedTenant};
+
+pub const KV_BINDING: &str = "FLOORGATE_KV";
+
+thread_local! {
+    static DEPLOYMENT: RefCell<TenantCache<Deployment>> = RefCell::new(TenantCache::new(DEFAULT_TTL_MS));
+    static TENANTS: RefCell<TenantCache<PreparedTenant>> = RefCell::new(TenantCache::new(DEFAULT_TTL_MS));
+}
+
+fn fingerprint(parts: &[Option<&[u8]>]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        match part {
+            Some(bytes) => {
+                hasher.update((bytes.len() as u64).to_le_bytes());
+                hasher.update(bytes);
+            }
+            None => hasher.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+pub fn kv(env: &Env) -> worker::Result<KvStore> {
+    env.kv(KV_BINDING)
+}
+
+/// Reads a key as text, through KV's edge cache.
+pub async fn read(kv: &KvStore, key: &str) -> Result<Option<String>, String> {
+    kv.get(key)
+        .cache_ttl(KV_CACHE_TTL_SECONDS)
+        .text()
+        .await
+        .map_err(|e| format!("KV read of {key} failed: {e}"))
+}
+
+fn log_problem(tenant: &str, what: &str, detail: &str) {
+    let line = serde_json::json!({"event": "document_problem", "tenant": tenant, "what": what, "detail": detail});
+    worker::console_warn!("{line}");
+}
+
+async fn deployment(kv: &KvStore, now: i64) -> Result<Rc<Deployment>, String> {
+    if let Lookup::Fresh(d) = DEPLOYMENT.with(|c| c.borrow().lookup(DIRECTORY_KEY, now)) {
+        return Ok(d);
+    }
+    let offer = match read(kv, DIRECTORY_KEY).await {
+        Ok(text) => {
+            let print = fingerprint(&[text.as_deref().map(str::as_bytes)]);
+            DEPLOYMENT.with(|c| {
+                c.borrow_mut().offer(DIRECTORY_KEY, &print, now, || {
+                    Deployment::prepare(text.as_deref()).map_err(|e| e.to_string())
+                })
+            })
+        }
+        Err(e) => DEPLOYMENT.with(|c| c.borrow_mut().read_failed(DIRECTORY_KEY, now, e)),
+    };
+    settle("*", "directory", offer)
+}
+
+fn settle<T>(tenant: &str, what: &str, offer: Offer<T, String>) -> Result<Rc<T>, String> {
+    match offer {
+        Offer::Unchanged(v) | Offer::Replaced(v) => Ok(v),
+        Offer::KeptLastGood(v, problem) => {
+            log_problem(
+                tenant,
+                what,
+                &format!("{problem} (serving the last good copy)"),
+            );
+            Ok(v)
+        }
+        Offer::Failed(problem) => {
+            log_problem(tenant, what, &problem);
+            Err(problem)
+        }
+    }
+}
+
+/// The tenant's prepared copy, or why there is none to serve.
+pub async fn tenant(
+    env: &Env,
+    tenant: &str,
+    now: i64,
+    threshold: usize,
+) -> Result<Rc<PreparedTenant>, String> {
+    if let Lookup::Fresh(t) = TENANTS.with(|c| c.borrow().lookup(tenant, now)) {
+        return Ok(t);
+    }
+    let kv = kv(env).map_err(|e| e.to_string())?;
+    let deployment = match deployment(&kv, now).await {
+        Ok(d) => d,
+        Err(problem) => {
+            let offer = TENANTS.with(|c| c.borrow_mut().read_failed(tenant, now, problem));
+            return settle(tenant, "directory", offer);
+        }
+    };
+    let (catalog_key, policy_key) = (
+        Document::Catalog.kv_key(tenant),
+        Document::Policy.kv_key(tenant),
+    );
+    let (catalog, policy) = futures_util::join!(read(&kv, &catalog_key), read(&kv, &policy_key));
+    let offer = match (catalog, policy) {
+        (Ok(catalog), Ok(policy)) => {
+            let print = fingerprint(&[
+                Some(deployment.fingerprint.as_bytes()),
+                catalog.as_deref().map(str::as_bytes),
+                policy.as_deref().map(str::as_bytes),
+            ]);
+            TENANTS.with(|c| {
+                c.borrow_mut().offer(tenant, &print, now, || {
+                    PreparedTenant::prepare(
+                        tenant,
+                        deployment.clone(),
+                        catalog.as_deref(),
+                        policy.as_deref(),
+                        threshold,
+                    )
+                    .map_err(|e| e.to_string())
+                })
+            })
+        }
+        (Err(e), _) | (_, Err(e)) => TENANTS.with(|c| c.borrow_mut().read_failed(tenant, now, e)),
+    };
+    settle(tenant, "documents", offer)
+}

@@ -1,0 +1,211 @@
+//! A tenant prepared for serving: documents parsed and validated once, member views and their
+//! search indexes built on first use and kept with the prepared copy.
+//!
+//! The prepared tenant is what the isolate cache holds. Everything a request needs that does
+//! not depend on the request itself lives here, so a warm request only validates its grant,
+//! looks its member's view up and answers.
+
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::catalog::{Catalog, Directory, DocumentErrors};
+use crate::mcp::Tool;
+use crate::policy::Policy;
+use crate::policy::UnknownRole;
+use crate::rank;
+use crate::resolver::{MemberView, ToolDefinition};
+
+/// The deployment-wide connector directory, prepared once per version.
+pub struct Deployment {
+    /// SHA-256 of the directory text this was prepared from (tenants' copies depend on it).
+    pub fingerprint: String,
+    pub directory: Directory,
+    /// The directory as a search index: public knowledge for product detection.
+    pub search_directory: rank::Directory,
+}
+
+impl Deployment {
+    /// `None` (nothing stored yet) is an empty directory.
+    pub fn prepare(directory_json: Option<&str>) -> Result<Deployment, DocumentErrors> {
+        let text = directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#);
+        let directory = Directory::parse(text)?;
+        let fingerprint = crate::grant::hash_token(text);
+        let docs = directory
+            .connectors()
+            .iter()
+            .flat_map(|connector| {
+                connector.tools.iter().map(|tool| rank::ToolDoc {
+                    name: tool.name.clone(),
+                    connector: connector.label.clone(),
+                    description: tool.description.clone(),
+                    input_schema: tool.input_schema.clone(),
+                })
+            })
+            .collect();
+        Ok(Deployment {
+            fingerprint,
+            directory,
+            search_directory: rank::Directory::build(docs),
+        })
+    }
+}
+
+/// One member's view with its listing and (built on the first search) its search index.
+pub struct PreparedView {
+    pub view: MemberView,
+    pub listing: Vec<Tool>,
+    pub collapsed: bool,
+    pub visible_count: usize,
+    index: OnceCell<rank::Index>,
+}
+
+impl PreparedView {
+    fn new(view: MemberView, threshold: usize) -> PreparedView {
+        let listing = view.listing(threshold);
+        PreparedView {
+            listing: listing.tools.iter().map(to_mcp_tool).collect(),
+            collapsed: listing.collapsed,
+            visible_count: listing.visible_count,
+            view,
+            index: OnceCell::new(),
+        }
+    }
+
+    /// The member's search pool: exactly their advertised connected tools, nothing else.
+    pub fn index(&self) -> &rank::Index {
+        self.index.get_or_init(|| {
+            rank::Index::build(
+                self.view
+                    .tools()
+                    .iter()
+                    .map(|tool| rank::ToolDoc {
+                        name: tool.name.clone(),
+                        connector: tool.connector_label.clone(),
+                        description: tool.description.clone(),
+                        input_schema: tool.input_schema.clone(),
+                    })
+                    .collect(),
+            )
+        })
+    }
+}
+
+pub fn to_mcp_tool(definition: &ToolDefinition) -> Tool {
+    Tool {
+        name: definition.name.clone(),
+        title: None,
+        description: definition.description.clone(),
+        input_schema: definition.input_schema.clone(),
+        annotations: (!definition.annotations.is_empty())
+            .then(|| serde_json::Value::Object(definition.annotations.clone())),
+    }
+}
+
+/// A tenant's validated documents plus the views built from them so far.
+pub struct PreparedTenant {
+    pub tenant: String,
+    pub deployment: Rc<Deployment>,
+    pub catalog: Arc<Catalog>,
+    pub policy: Policy,
+    threshold: usize,
+    views: RefCell<HashMap<(String, String), Rc<PreparedView>>>,
+}
+
+impl PreparedTenant {
+    /// Validates a tenant's documents against the deployment's directory. A missing catalog is
+    /// an empty one; a missing policy defines no roles (members see only `whoami`).
+    pub fn prepare(
+        tenant: &str,
+        deployment: Rc<Deployment>,
+        catalog_json: Option<&str>,
+        policy_json: Option<&str>,
+        threshold: usize,
+    ) -> Result<PreparedTenant, DocumentErrors> {
+        let (catalog, policy) =
+            parse_tenant_documents(tenant, &deployment.directory, catalog_json, policy_json)?;
+        Ok(PreparedTenant {
+            tenant: tenant.to_owned(),
+            deployment,
+            catalog: Arc::new(catalog),
+            policy,
+            threshold,
+            views: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// The member's view, built once per prepared copy.
+    pub fn view(&self, member: &str, role: &str) -> Result<Rc<PreparedView>, UnknownRole> {
+        let key = (member.to_owned(), role.to_owned());
+        if let Some(view) = self.views.borrow().get(&key) {
+            return Ok(view.clone());
+        }
+        let view = MemberView::build(self.catalog.clone(), &self.policy, member, role)?;
+        let prepared = Rc::new(PreparedView::new(view, self.threshold));
+        self.views.borrow_mut().insert(key, prepared.clone());
+        Ok(prepared)
+    }
+}
+
+/// Parses and validates a tenant's catalog and policy against a directory. A missing catalog is
+/// an empty one; a missing policy defines no roles (members then see only `whoami`).
+pub fn parse_tenant_documents(
+    tenant: &str,
+    directory: &Directory,
+    catalog_json: Option<&str>,
+    policy_json: Option<&str>,
+) -> Result<(Catalog, Policy), DocumentErrors> {
+    let empty_catalog =
+        format!(r#"{{"schema": 1, "tenant": "{tenant}", "connectors": [], "connections": []}}"#);
+    let empty_policy = format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#);
+    let catalog = Catalog::parse(catalog_json.unwrap_or(&empty_catalog), directory)?;
+    if catalog.tenant != tenant {
+        return Err(wrong_tenant("catalog", &catalog.tenant, tenant));
+    }
+    let policy = Policy::parse(policy_json.unwrap_or(&empty_policy), &catalog)?;
+    if policy.tenant != tenant {
+        return Err(wrong_tenant("policy", &policy.tenant, tenant));
+    }
+    Ok((catalog, policy))
+}
+
+/// What a set of documents amounts to, for an operator's write or `floorgate validate`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub tenant: String,
+    pub connectors: usize,
+    pub connections: usize,
+    pub tools: usize,
+    pub roles: usize,
+}
+
+/// Checks a full set of documents before any of them is stored: the directory, then the
+/// catalog against it, then the policy against the catalog.
+pub fn check_documents(
+    tenant: &str,
+    directory_json: Option<&str>,
+    catalog_json: Option<&str>,
+    policy_json: Option<&str>,
+) -> Result<Summary, DocumentErrors> {
+    let directory =
+        Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
+    let (catalog, policy) = parse_tenant_documents(tenant, &directory, catalog_json, policy_json)?;
+    Ok(Summary {
+        tenant: tenant.to_owned(),
+        connectors: catalog.connectors().len(),
+        connections: catalog.connections().len(),
+        tools: catalog.tools().count(),
+        roles: policy.roles().count(),
+    })
+}
+
+fn wrong_tenant(document: &'static str, found: &str, expected: &str) -> DocumentErrors {
+    DocumentErrors {
+        document,
+        errors: vec![crate::catalog::DocumentError {
+            path: "tenant".into(),
+            message: format!("is \"{found}\" but the document is stored for tenant \"{expected}\""),
+        }],
+    }
+}
