@@ -284,7 +284,12 @@ async fn serve_mcp(
                 mcp::code::INTERNAL_ERROR,
                 "this tenant's tool catalog cannot be loaded (KV unavailable or its documents are invalid, and no earlier copy is cached); an operator has been told in the logs",
             );
-            return json_response(200, &mcp::wire::error_response(None, &error));
+            // Answer under the request's own id when it has one.
+            let id = match mcp::wire::parse_body(&body) {
+                Ok(mcp::wire::Body::Single(mcp::wire::Message::Request { id, .. })) => Some(id),
+                _ => None,
+            };
+            return json_response(200, &mcp::wire::error_response(id.as_ref(), &error));
         }
     };
     let surface = Surface::new(&identity, &tenant, now);
