@@ -29,6 +29,7 @@ struct Config {
     page_size: usize,
     collapse_threshold: usize,
     allow_loopback_http: bool,
+    upstream_timeout_ms: u64,
     /// Test deployments only: honour `x-floorgate-test-clock-offset-ms` for cache ages.
     test_clock: bool,
 }
@@ -52,6 +53,9 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::resolver::DEFAULT_COLLAPSE_THRESHOLD),
             allow_loopback_http: var("ALLOW_LOOPBACK_HTTP").as_deref() == Some("true"),
+            upstream_timeout_ms: var("UPSTREAM_TIMEOUT_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(crate::upstream::TIMEOUT_MS),
             test_clock: var("TEST_CLOCK").as_deref() == Some("enabled"),
         }
     }
@@ -341,7 +345,15 @@ async fn perform(
             Err(error) => Ok(CallToolResult::error(error.to_string())),
         }),
         Effect::Outbound(call) => {
-            outbound::execute(env, ctx, config.allow_loopback_http, identity, *call).await
+            outbound::execute(
+                env,
+                ctx,
+                config.allow_loopback_http,
+                config.upstream_timeout_ms,
+                identity,
+                *call,
+            )
+            .await
         }
     }
 }

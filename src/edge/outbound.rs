@@ -18,12 +18,13 @@ use crate::mcp::CallToolResult;
 use crate::outbound::{build_request, OutboundConfig};
 use crate::resolver::{CallError, ResolvedCall};
 use crate::roster::{Command, Identity};
-use crate::upstream::{self, TIMEOUT_MS};
+use crate::upstream;
 
 pub async fn execute(
     env: &Env,
     ctx: &Context,
     allow_loopback_http: bool,
+    timeout_ms: u64,
     identity: &Identity,
     call: ResolvedCall,
 ) -> worker::Result<Result<CallToolResult, RpcError>> {
@@ -72,7 +73,7 @@ pub async fn execute(
     let controller = AbortController::default();
     let signal = controller.signal();
     let send = Box::pin(async move { Fetch::Request(outgoing).send_with_signal(&signal).await });
-    let timeout = Delay::from(Duration::from_millis(TIMEOUT_MS));
+    let timeout = Delay::from(Duration::from_millis(timeout_ms));
     let (result, upstream_status) = match select(send, timeout).await {
         Either::Left((Ok(mut response), _)) => {
             let status = response.status_code();
@@ -87,7 +88,7 @@ pub async fn execute(
         Either::Right(_) => {
             controller.abort();
             (
-                upstream::unreachable(&format!("no answer within {} s", TIMEOUT_MS / 1000)),
+                upstream::unreachable(&format!("no answer within {timeout_ms} ms")),
                 None,
             )
         }
