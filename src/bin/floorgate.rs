@@ -12,6 +12,8 @@ mod eval;
 mod search;
 #[path = "floorgate/tools_file.rs"]
 mod tools_file;
+#[path = "floorgate/validate.rs"]
+mod validate;
 
 use std::process::ExitCode;
 
@@ -32,6 +34,11 @@ const COMMANDS: &[Command] = &[
         "eval",
         "measure the ranker on the public evaluation sets",
         eval::run,
+    ),
+    (
+        "validate",
+        "check a directory, catalog and policy together, as the admin API does",
+        validate::run,
     ),
 ];
 
