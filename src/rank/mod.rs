@@ -82,7 +82,7 @@ impl Rules {
         parameter_names: true,
         product_detection: true,
         prose_words_no_mass: true,
-        named_connector_only: true,
+        named_connector_only: false,
         compounds: true,
     };
 }
