@@ -604,7 +604,19 @@ pub fn run(mut args: Args) -> Result<(), String> {
     );
     println!(
         "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6}",
-        "set", "rules", "n", "hit@1", "hit@5", "MRR@5", "nonemp", "n_abs", "wrong", "n_off", "wr_off", "n_np", "wr_np"
+        "set",
+        "rules",
+        "n",
+        "hit@1",
+        "hit@5",
+        "MRR@5",
+        "nonemp",
+        "n_abs",
+        "wrong",
+        "n_off",
+        "wr_off",
+        "n_np",
+        "wr_np"
     );
     for (set, label, f) in &rows {
         println!(
