@@ -44,6 +44,10 @@ pub enum Role {
     /// descriptions, never from a tool name or a connector label: an incidental word of prose
     /// ("broken", "regression"), not a capability the pool lacks. No mass.
     ProseWord,
+    /// Covered by nothing in the pool nor in the directory, in a query that names a product of
+    /// the pool: an incidental word ("tomorrow", "colleague"). No mass. (Without a named
+    /// product, an unknown word may name a product the gateway does not offer: it keeps mass.)
+    UnknownWord,
 }
 
 /// One token of the query, in query order.

@@ -5,13 +5,13 @@
 //! a word of the gateway's vocabulary from an incidental word. It is never a source of results:
 //! nothing from it is ranked or named except connector labels.
 
-use super::index::{label_terms, Index};
+use super::index::{label_words, Index, LabelWord};
 use super::{Rules, ToolDoc};
 
 /// The prepared connector directory.
 pub struct Directory {
     index: Index,
-    connectors: Vec<(String, Vec<String>)>,
+    connectors: Vec<(String, Vec<LabelWord>)>,
 }
 
 impl Directory {
@@ -25,18 +25,23 @@ impl Directory {
         let connectors = index
             .connector_labels()
             .iter()
-            .map(|(label, _)| (label.clone(), label_terms(label, rules.stem)))
+            .map(|(label, _)| (label.clone(), label_words(label, &rules)))
             .collect();
         Directory { index, connectors }
     }
 
-    /// Connector labels and the terms a query must contain to name each.
-    pub fn connectors(&self) -> &[(String, Vec<String>)] {
+    /// Connector labels and the words a query must contain to name each.
+    pub(super) fn connectors(&self) -> &[(String, Vec<LabelWord>)] {
         &self.connectors
     }
 
     pub(super) fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// Connector labels of the directory.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.connectors.iter().map(|(l, _)| l.as_str())
     }
 
     pub fn len(&self) -> usize {

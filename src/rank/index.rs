@@ -60,7 +60,7 @@ pub struct Index {
     by_name: HashMap<Box<str>, Vec<DocId>>,
     doc_terms: Vec<DocTerms>,
     /// Distinct connector labels and their terms; `doc_connector` points into it.
-    connectors: Vec<(String, Vec<String>)>,
+    connectors: Vec<(String, Vec<LabelWord>)>,
     doc_connector: Vec<u32>,
 }
 
@@ -120,19 +120,43 @@ impl Subset {
     }
 }
 
-/// Analyzed terms of a text: lowercase tokens, optionally without `stop` words, optionally
-/// stemmed.
-fn field_terms(text: &str, stem_on: bool, stop: &[String], out: &mut Vec<String>) {
-    for_each_token(text, |t, _, _| {
-        if stop.iter().any(|s| s == t) {
-            return;
+/// The tokens of `text` grouped by word: tokens with no separator between them (`HubSpot` →
+/// `hub`, `spot`) form one word.
+fn words_of(text: &str) -> Vec<Vec<String>> {
+    let mut words: Vec<Vec<String>> = Vec::new();
+    let mut last_end = usize::MAX;
+    for_each_token(text, |t, start, end| {
+        match words.last_mut() {
+            Some(w) if start == last_end => w.push(t.to_owned()),
+            _ => words.push(vec![t.to_owned()]),
         }
-        out.push(if stem_on {
-            stem(t).into_owned()
-        } else {
-            t.to_owned()
-        });
+        last_end = end;
     });
+    words
+}
+
+fn stemmed(t: &str, stem_on: bool) -> String {
+    if stem_on {
+        stem(t).into_owned()
+    } else {
+        t.to_owned()
+    }
+}
+
+/// Analyzed terms of a text: lowercase tokens, optionally without `stop` words, optionally
+/// stemmed; with `compounds`, a word made of several tokens also gives the whole word
+/// (`HubSpot` → `hub`, `spot`, `hubspot`), so the query `hubspot` meets the label `HubSpot`.
+fn field_terms(text: &str, rules: &Rules, compounds: bool, stop: &[String], out: &mut Vec<String>) {
+    for word in words_of(text) {
+        for t in &word {
+            if !stop.iter().any(|s| s == t) {
+                out.push(stemmed(t, rules.stem));
+            }
+        }
+        if compounds && rules.compounds && word.len() > 1 {
+            out.push(stemmed(&word.concat(), rules.stem));
+        }
+    }
 }
 
 fn param_names(schema: &serde_json::Value) -> impl Iterator<Item = &str> {
@@ -143,14 +167,34 @@ fn param_names(schema: &serde_json::Value) -> impl Iterator<Item = &str> {
         .flat_map(|m| m.keys().map(String::as_str))
 }
 
-/// A label's terms, function words dropped: what a query must contain to name the product.
-pub(super) fn label_terms(label: &str, stem_on: bool) -> Vec<String> {
-    let mut v = Vec::new();
-    field_terms(label, stem_on, &[], &mut v);
-    v.retain(|t| !is_function_word(t));
-    v.sort();
-    v.dedup();
-    v
+/// One word of a connector label: the whole word and its tokens, as terms.
+#[derive(Clone, Debug)]
+pub(super) struct LabelWord {
+    whole: String,
+    parts: Vec<String>,
+}
+
+/// A label's words, function words dropped: what a query must contain to name the product.
+/// A word is there when the query has the whole word (`hubspot`) or all of its tokens
+/// (`HubSpot` → `hub`, `spot`).
+pub(super) fn label_words(label: &str, rules: &Rules) -> Vec<LabelWord> {
+    words_of(label)
+        .into_iter()
+        .map(|w| LabelWord {
+            whole: stemmed(&w.concat(), rules.stem),
+            parts: w.iter().map(|t| stemmed(t, rules.stem)).collect(),
+        })
+        .filter(|w| !(w.parts.len() == 1 && is_function_word(&w.parts[0])))
+        .collect()
+}
+
+/// Whether a query with these terms names a label with these words.
+pub(super) fn names_label(words: &[LabelWord], query: &[&str]) -> bool {
+    !words.is_empty()
+        && words.iter().all(|w| {
+            query.contains(&w.whole.as_str())
+                || (!w.parts.is_empty() && w.parts.iter().all(|p| query.contains(&p.as_str())))
+        })
 }
 
 /// One distinct query token after analysis.
@@ -205,26 +249,27 @@ impl Index {
         let mut scratch = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
-            let mut field =
-                |ix: &mut Index, texts: &mut dyn Iterator<Item = &str>, stop: &[String]| {
-                    scratch.clear();
-                    for t in texts {
-                        field_terms(t, rules.stem, stop, &mut scratch);
-                    }
-                    let mut ids: Vec<TermId> = scratch.iter().map(|t| ix.intern(t)).collect();
-                    ids.sort_unstable();
-                    ids.dedup();
-                    ids.into_boxed_slice()
-                };
-            let name = field(&mut ix, &mut std::iter::once(doc.name.as_str()), &[]);
-            let label = field(&mut ix, &mut std::iter::once(doc.connector.as_str()), &[]);
-            let desc = field(
-                &mut ix,
-                &mut std::iter::once(doc.description.as_str()),
-                &stop,
-            );
+            let mut field = |ix: &mut Index,
+                             texts: &mut dyn Iterator<Item = &str>,
+                             stop: &[String],
+                             compounds: bool| {
+                scratch.clear();
+                for t in texts {
+                    field_terms(t, &rules, compounds, stop, &mut scratch);
+                }
+                let mut ids: Vec<TermId> = scratch.iter().map(|t| ix.intern(t)).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids.into_boxed_slice()
+            };
+            // Compounds only where prose spells product names (label, description), so
+            // they never feed name-prefix matches.
+            let once = std::iter::once;
+            let name = field(&mut ix, &mut once(doc.name.as_str()), &[], false);
+            let label = field(&mut ix, &mut once(doc.connector.as_str()), &[], true);
+            let desc = field(&mut ix, &mut once(doc.description.as_str()), &stop, true);
             let param = if rules.parameter_names {
-                field(&mut ix, &mut param_names(&doc.input_schema), &[])
+                field(&mut ix, &mut param_names(&doc.input_schema), &[], false)
             } else {
                 Box::default()
             };
@@ -249,10 +294,8 @@ impl Index {
             let next = connector_ids.len() as u32;
             let c = *connector_ids.entry(doc.connector.clone()).or_insert(next);
             if c == next {
-                ix.connectors.push((
-                    doc.connector.clone(),
-                    label_terms(&doc.connector, rules.stem),
-                ));
+                ix.connectors
+                    .push((doc.connector.clone(), label_words(&doc.connector, &rules)));
             }
             ix.doc_connector.push(c);
             ix.by_name
@@ -471,6 +514,39 @@ impl Index {
         let n = visible.len();
         let mut qterms = self.query_terms(req.query);
 
+        // Products the query names: the pool's own connectors, then the directory's.
+        let query_set: Vec<&str> = qterms.iter().map(|q| q.term.as_str()).collect();
+        let names = |words: &[LabelWord]| names_label(words, &query_set);
+        let named_visible: Vec<u32> = (0..self.connectors.len() as u32)
+            .filter(|&c| visible.connectors.get(c as usize).copied().unwrap_or(false))
+            .filter(|&c| names(&self.connectors[c as usize].1))
+            .collect();
+        let mut products: Vec<ProductHint> = named_visible
+            .iter()
+            .map(|&c| ProductHint {
+                label: self.connectors[c as usize].0.clone(),
+                visible: true,
+            })
+            .collect();
+        if let Some(dir) = req.directory {
+            for (label, terms) in dir.connectors() {
+                let seen = products.iter().any(|p| &p.label == label);
+                let visible_here = (0..self.connectors.len()).any(|c| {
+                    visible.connectors.get(c).copied().unwrap_or(false)
+                        && &self.connectors[c].0 == label
+                });
+                if !seen && !visible_here && names(terms) {
+                    products.push(ProductHint {
+                        label: label.clone(),
+                        visible: false,
+                    });
+                }
+            }
+        }
+        // Without a visible product named, an unknown word may be the name of a product the
+        // gateway does not know: it keeps its mass.
+        let product_in_pool = !named_visible.is_empty();
+
         let mut w = vec![0u8; self.len()];
         let mut touched: Vec<DocId> = Vec::new();
         let mut score = vec![0u32; self.len()];
@@ -488,8 +564,12 @@ impl Index {
             let df = touched.len();
             if df == 0 && rules.prose_words_no_mass {
                 if let Some(dir) = req.directory.map(Directory::index) {
-                    if dir.describes_term(&q.term) && !dir.names_term(&q.term) {
-                        q.role = Role::ProseWord;
+                    if !dir.names_term(&q.term) {
+                        if dir.describes_term(&q.term) {
+                            q.role = Role::ProseWord;
+                        } else if product_in_pool {
+                            q.role = Role::UnknownWord;
+                        }
                     }
                 }
             }
@@ -519,37 +599,6 @@ impl Index {
             .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
             .sum();
 
-        // Products the query names: the pool's own connectors, then the directory's.
-        let query_set: Vec<&str> = qterms.iter().map(|q| q.term.as_str()).collect();
-        let names = |terms: &[String]| {
-            !terms.is_empty() && terms.iter().all(|t| query_set.contains(&t.as_str()))
-        };
-        let named_visible: Vec<u32> = (0..self.connectors.len() as u32)
-            .filter(|&c| visible.connectors.get(c as usize).copied().unwrap_or(false))
-            .filter(|&c| names(&self.connectors[c as usize].1))
-            .collect();
-        let mut products: Vec<ProductHint> = named_visible
-            .iter()
-            .map(|&c| ProductHint {
-                label: self.connectors[c as usize].0.clone(),
-                visible: true,
-            })
-            .collect();
-        if let Some(dir) = req.directory {
-            for (label, terms) in dir.connectors() {
-                let seen = products.iter().any(|p| &p.label == label);
-                let visible_here = (0..self.connectors.len()).any(|c| {
-                    visible.connectors.get(c).copied().unwrap_or(false)
-                        && &self.connectors[c].0 == label
-                });
-                if !seen && !visible_here && names(terms) {
-                    products.push(ProductHint {
-                        label: label.clone(),
-                        visible: false,
-                    });
-                }
-            }
-        }
         let abstain_product = rules.product_detection
             && named_visible.is_empty()
             && products.iter().any(|p| !p.visible);
@@ -756,7 +805,7 @@ impl Index {
     }
 
     /// Label and terms of each distinct connector in the index.
-    pub(super) fn connector_labels(&self) -> &[(String, Vec<String>)] {
+    pub(super) fn connector_labels(&self) -> &[(String, Vec<LabelWord>)] {
         &self.connectors
     }
 }

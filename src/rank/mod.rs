@@ -59,6 +59,9 @@ pub struct Rules {
     /// When the query names a connector the caller can see, only that connector's tools are
     /// candidates.
     pub named_connector_only: bool,
+    /// A word of several tokens in a label or description is also indexed whole (`HubSpot` →
+    /// `hubspot`), and a query names a product by either spelling.
+    pub compounds: bool,
 }
 
 impl Rules {
@@ -70,6 +73,7 @@ impl Rules {
         product_detection: false,
         prose_words_no_mass: false,
         named_connector_only: false,
+        compounds: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -78,7 +82,8 @@ impl Rules {
         parameter_names: true,
         product_detection: true,
         prose_words_no_mass: true,
-        named_connector_only: true,
+        named_connector_only: false,
+        compounds: true,
     };
 }
 

@@ -1,0 +1,118 @@
+//! The `floorgate search` contract other tools depend on.
+
+use serde_json::Value;
+use std::process::Command;
+
+const NOTION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/eval/notion_tools.json"
+);
+
+fn floorgate(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_floorgate"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn tmp(name: &str, body: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("floorgate-rank-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn one_query_prints_one_object() {
+    let out = floorgate(&[
+        "search",
+        "--tools",
+        NOTION,
+        "--explain",
+        "retrieve a notion page",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["query"], "retrieve a notion page");
+    let first = &v["results"][0];
+    for k in [
+        "name",
+        "description",
+        "inputSchema",
+        "score",
+        "coverage",
+        "explain",
+    ] {
+        assert!(first.get(k).is_some(), "missing {k} in {first}");
+    }
+    assert!(v["explanation"]["tokens"].is_array());
+}
+
+#[test]
+fn a_queries_file_prints_one_line_per_query_with_its_id() {
+    let q = tmp(
+        "q.jsonl",
+        "{\"id\": 1, \"query\": \"list_all_cal_com_schedules\"}\n{\"id\": \"b\", \"query\": \"create a page\"}\n",
+    );
+    let out = floorgate(&["search", "--tools", NOTION, "--queries", &q, "--limit", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["results"].as_array().unwrap().len(), 0);
+    assert!(lines[0]["explanation"]["reason"].is_string());
+    assert_eq!(lines[1]["id"], "b");
+    assert!(lines[1]["results"].as_array().unwrap().len() <= 2);
+}
+
+#[test]
+fn bad_input_is_a_clear_error_never_a_panic() {
+    let bad = tmp(
+        "bad.json",
+        r#"[{"name": "x", "connector": "c", "description": 3}]"#,
+    );
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["search", "--tools", &bad, "q"],
+            "tool [0]: (x) field `description` must be a string",
+        ),
+        (
+            &["search", "--tools", "/nonexistent/tools.json", "q"],
+            "cannot read",
+        ),
+        (
+            &["search", "--tools", NOTION, "--limit", "0", "q"],
+            "between 1 and 25",
+        ),
+        (
+            &["search", "--tools", NOTION, "--limit", "26", "q"],
+            "between 1 and 25",
+        ),
+        (&["search", "--tools", NOTION], "give a QUERY"),
+        (
+            &["search", "--tools", NOTION, "--bogus", "q"],
+            "unknown option `--bogus`",
+        ),
+        (&["nope"], "unknown command"),
+    ];
+    for (args, want) in cases {
+        let out = floorgate(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

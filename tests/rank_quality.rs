@@ -1,0 +1,65 @@
+//! The relevance gate: `floorgate eval` on the committed fixtures must stay above these
+//! figures. A quality gate, not a timing test: a rule change that loses recall or lets wrong
+//! tools through fails here. Current figures and their history: docs/ranking.md.
+
+use serde_json::Value;
+use std::process::Command;
+
+fn eval() -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_floorgate"))
+        .args([
+            "eval",
+            "--catalog",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval/catalog.jsonl"),
+            "--queries",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/eval/dust_connector_queries.jsonl"
+            ),
+            "--seed",
+            "7",
+            "--json",
+        ])
+        .output()
+        .expect("run floorgate eval");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("eval --json prints JSON")
+}
+
+fn figures<'a>(v: &'a Value, set: &str, rules: &str) -> &'a Value {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["set"] == set && r["rules"] == rules)
+        .map(|r| &r["figures"])
+        .unwrap_or_else(|| panic!("no row {set}/{rules}"))
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap()
+}
+
+#[test]
+fn shipped_rules_hold_their_figures() {
+    let v = eval();
+    let dust = figures(&v, "dust", "shipped");
+    assert!(f(dust, "hit5") >= 0.70, "dust hit@5 {dust}");
+    assert!(f(dust, "wrong") <= 0.03, "dust wrong-tool rate {dust}");
+    let guessed = figures(&v, "guessed", "shipped");
+    assert!(f(guessed, "hit5") >= 0.95, "guessed hit@5 {guessed}");
+    assert!(
+        f(guessed, "wrong") <= 0.01,
+        "guessed wrong-tool rate {guessed}"
+    );
+    // The refinements must keep paying for themselves against the literal rules.
+    let literal = figures(&v, "dust", "literal SPEC §7");
+    assert!(
+        f(dust, "hit5") >= f(literal, "hit5") + 0.2,
+        "{dust} vs {literal}"
+    );
+}
