@@ -17,7 +17,8 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-installed_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+# `worker-build --version` prints the bare version, `wasm-bindgen --version` "wasm-bindgen X".
+installed_version() { "$1" --version 2>/dev/null | awk '{print $NF}'; }
 
 if [ "$(installed_version worker-build)" != "$WORKER_BUILD_VERSION" ]; then
   step "cargo install worker-build $WORKER_BUILD_VERSION (several minutes on a fresh machine)"

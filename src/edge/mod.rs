@@ -117,7 +117,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         "other"
     };
     let mut log = LogLine::new(route);
-    let response = if !http::origin_allowed(origin.as_deref(), &config.allowed_origins) {
+    let origin_ok = http::origin_allowed(origin.as_deref(), &config.allowed_origins);
+    let response = if !origin_ok {
         log.outcome = "origin_refused".into();
         error_response(
             403,
@@ -142,7 +143,12 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         }
     };
     log.emit(response.status_code());
-    with_cors(response, origin.as_deref())
+    // A refused origin gets no CORS grant, so a browser cannot even read the refusal.
+    if origin_ok {
+        with_cors(response, origin.as_deref())
+    } else {
+        Ok(response)
+    }
 }
 
 /// Sends one command to a tenant's roster object.
