@@ -40,7 +40,7 @@ stop() {
   # Each server runs in its own process group (setsid), so workerd goes with wrangler.
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
   for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || return 0
+    kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null || return 0
     sleep 0.2
   done
   kill -KILL -- "-$pid" 2>/dev/null || true

@@ -107,6 +107,12 @@ describe("HTTP methods and media types", () => {
     assert.equal(answer.status, 415, answer.text);
   });
 
+  test("application/json with a charset parameter is accepted", async () => {
+    const answer = await read(await post(ping(), { headers: { "Content-Type": "application/json; charset=utf-8" } }));
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json.result, {});
+  });
+
   test("an unknown path → 404", async () => {
     const answer = await read(await post(ping(), { path: "/nope" }));
     assert.equal(answer.status, 404);
@@ -356,6 +362,15 @@ describe("the stateless 2026-07-28 revision", () => {
     const answer = await rpc("tools/list", params, { headers: { "MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list" } });
     assertRpcError(answer, { status: 400, code: -32022, id: 1 });
     assert.ok(answer.json.error.data.supported.includes(STATELESS_VERSION));
+  });
+
+  test("a notification under 2026-07-28 → 202", async () => {
+    const answer = await read(await post(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
+      { headers: { "MCP-Protocol-Version": STATELESS_VERSION, "Mcp-Method": "notifications/cancelled" } },
+    ));
+    assert.equal(answer.status, 202, answer.text);
+    assert.equal(answer.text, "");
   });
 
   test("a request without the envelope → -32602", async () => {
