@@ -1,0 +1,162 @@
+// Shared helpers for the end-to-end tests. scripts/e2e.sh starts the worker and passes:
+//   FG_URL           base URL of the running worker (http://127.0.0.1:<port>)
+//   FG_ADMIN_SECRET  the admin secret it was started with
+//   FG_GRANTS        path of the seeded grants.json ({member: grant}) of the demo tenant
+//   FG_TENANT        the seeded tenant (demo)
+//   FG_PAGE_SIZE     the TOOLS_PAGE_SIZE it was started with
+//   FG_ALLOWED_ORIGIN one origin on its ALLOWED_ORIGINS list
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import assert from "node:assert/strict";
+
+function required(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the suite through scripts/e2e.sh (see tests/e2e/README.md)`);
+  return value;
+}
+
+export const BASE = required("FG_URL").replace(/\/$/, "");
+export const MCP_URL = `${BASE}/mcp`;
+export const ADMIN_SECRET = required("FG_ADMIN_SECRET");
+export const TENANT = process.env.FG_TENANT || "demo";
+export const PAGE_SIZE = Number(required("FG_PAGE_SIZE"));
+export const ALLOWED_ORIGIN = required("FG_ALLOWED_ORIGIN");
+export const GRANTS = JSON.parse(readFileSync(required("FG_GRANTS"), "utf8"));
+/** The seeded demo member and its role, as fixtures/demo/members.json declares them. */
+export const DEMO_MEMBER = "ada";
+export const DEMO_ROLE = "admin";
+export const DEMO_GRANT = GRANTS[DEMO_MEMBER];
+
+export const HANDSHAKE_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"];
+export const STATELESS_VERSION = "2026-07-28";
+/** Every request gets this long at most; nothing in these tests waits on a clock otherwise. */
+export const REQUEST_TIMEOUT_MS = 20_000;
+
+/** A fresh id that satisfies the gateway's id rules (lowercase, digits, '-'). */
+export function uniqueId(prefix) {
+  return `${prefix}-${randomBytes(5).toString("hex")}`;
+}
+
+/** POSTs a raw body to /mcp. `body` may be a string, bytes or an object (JSON-encoded). */
+export async function post(body, { grant = DEMO_GRANT, headers = {}, path = "/mcp" } = {}) {
+  const h = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers };
+  if (grant !== null && !Object.keys(h).some((k) => k.toLowerCase() === "authorization")) {
+    h.Authorization = `Bearer ${grant}`;
+  }
+  const payload = typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body);
+  return fetch(`${BASE}${path}`, {
+    method: "POST",
+    headers: h,
+    body: payload,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+}
+
+/** Reads a response as {status, headers, text, json} (json undefined when the body is not JSON). */
+export async function read(response) {
+  const text = await response.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** One JSON-RPC request; returns the parsed answer. */
+export async function rpc(method, params, options = {}) {
+  const message = { jsonrpc: "2.0", id: options.id ?? 1, method };
+  if (params !== undefined) message.params = params;
+  return read(await post(message, options));
+}
+
+/** The 2026-07-28 envelope and routing headers for one request. */
+export function stateless(method, params = {}, { name } = {}) {
+  const withMeta = {
+    ...params,
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+      "io.modelcontextprotocol/clientCapabilities": {},
+      ...(params._meta || {}),
+    },
+  };
+  const headers = { "MCP-Protocol-Version": STATELESS_VERSION, "Mcp-Method": method };
+  if (name !== undefined) headers["Mcp-Name"] = name;
+  return { params: withMeta, headers };
+}
+
+/** Calls the admin API; returns {status, json, text, headers}. */
+export async function admin(method, route, body, { secret = ADMIN_SECRET } = {}) {
+  const headers = { "Content-Type": "application/json" };
+  if (secret !== null) headers.Authorization = `Bearer ${secret}`;
+  const response = await fetch(`${BASE}/admin/v1/${route}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  return read(response);
+}
+
+/** Creates (or updates) a member; fails the test unless the API accepts it. */
+export async function putMember(tenant, member, role = "engineer") {
+  const answer = await admin("PUT", `tenants/${tenant}/members/${member}`, { role });
+  assert.equal(answer.status, 200, `PUT member ${tenant}/${member}: ${answer.text}`);
+  return answer.json;
+}
+
+/** Issues a grant; returns the 201 body ({grant, id, ...}). */
+export async function issueGrant(tenant, member, label = "e2e") {
+  const answer = await admin("POST", `tenants/${tenant}/members/${member}/grants`, { label });
+  assert.equal(answer.status, 201, `issue grant for ${tenant}/${member}: ${answer.text}`);
+  assert.match(answer.json.grant, /^fg1\.[a-z0-9-]+\.[a-z0-9-]+\.[0-9a-f]{64}$/);
+  return answer.json;
+}
+
+/** Calls whoami with a grant; returns the raw answer. */
+export async function whoami(grant) {
+  return rpc("tools/call", { name: "whoami", arguments: {} }, { grant });
+}
+
+/** Asserts a grant is accepted: whoami answers for the expected member. */
+export async function assertGrantWorks(grant, tenant, member) {
+  const answer = await whoami(grant);
+  assert.equal(answer.status, 200, `expected the grant to work, got ${answer.status}: ${answer.text}`);
+  assert.equal(answer.json.result.structuredContent.tenant, tenant);
+  assert.equal(answer.json.result.structuredContent.member, member);
+}
+
+/** Asserts a grant is refused with 401 and a Bearer challenge. */
+export async function assertGrantRefused(grant, why) {
+  const answer = await whoami(grant);
+  assert.equal(answer.status, 401, `${why}: expected 401, got ${answer.status}: ${answer.text}`);
+  assert.match(answer.headers.get("www-authenticate") ?? "", /^Bearer\b/i, `${why}: WWW-Authenticate`);
+}
+
+/**
+ * Walks every tools/list page with `list(cursor)` (which returns a ListToolsResult-shaped
+ * object) and checks the pagination rules. Returns every tool in order.
+ */
+export async function walkToolPages(list, pageSize = PAGE_SIZE) {
+  const tools = [];
+  const cursors = new Set();
+  let cursor;
+  for (let page = 0; ; page++) {
+    assert.ok(page < 1000, "tools/list never ended (1000 pages)");
+    const result = await list(cursor);
+    assert.ok(Array.isArray(result.tools), "a page has a tools array");
+    assert.ok(result.tools.length <= pageSize, `page ${page} has ${result.tools.length} tools, page size is ${pageSize}`);
+    tools.push(...result.tools);
+    if (result.nextCursor === undefined) break;
+    assert.equal(typeof result.nextCursor, "string", "nextCursor is a string when present");
+    assert.equal(result.tools.length, pageSize, "only the last page may be short");
+    assert.ok(!cursors.has(result.nextCursor), "a cursor repeats: the listing loops");
+    cursors.add(result.nextCursor);
+    cursor = result.nextCursor;
+  }
+  const names = tools.map((t) => t.name);
+  assert.equal(new Set(names).size, names.length, `duplicate tools across pages: ${names}`);
+  assert.equal(cursors.size, Math.max(0, Math.ceil(tools.length / pageSize) - 1), "pages = ceil(tools / page size)");
+  return tools;
+}
