@@ -72,6 +72,8 @@ echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
 setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
   --persist-to "$WORK/state" \
   --var "ADMIN_SECRET:$ADMIN_SECRET" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
+  --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" \
+  --var "E2E_UPSTREAM_TOKEN:e2e-upstream-secret" \
   > "$WORK/wrangler.log" 2>&1 < /dev/null &
 WRANGLER_PID=$!
 
@@ -89,13 +91,12 @@ for _ in $(seq 1 240); do
 done
 [ "$ready" = 1 ] || server_failed "the worker did not answer /healthz within 120 s"
 
-mkdir -p "$WORK/fixtures" "$WORK/seed"
-cp fixtures/demo/members.json "$WORK/fixtures/"
-node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures "$WORK/fixtures" --out "$WORK/seed" > "$WORK/seed.log" 2>&1 \
+mkdir -p "$WORK/seed"
+node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fixtures/demo --out "$WORK/seed" > "$WORK/seed.log" 2>&1 \
   || { cat "$WORK/seed.log" >&2; server_failed "seeding the demo tenant failed"; }
 echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
-export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=demo \
+export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
   FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT"
 
 TOTAL_PASSED=0

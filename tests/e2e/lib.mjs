@@ -23,8 +23,9 @@ export const PAGE_SIZE = Number(required("FG_PAGE_SIZE"));
 export const ALLOWED_ORIGIN = required("FG_ALLOWED_ORIGIN");
 export const GRANTS = JSON.parse(readFileSync(required("FG_GRANTS"), "utf8"));
 /** The seeded demo member and its role, as fixtures/demo/members.json declares them. */
-export const DEMO_MEMBER = "ada";
-export const DEMO_ROLE = "admin";
+const DEMO_MEMBERS = JSON.parse(readFileSync(new URL("../../fixtures/demo/members.json", import.meta.url), "utf8"));
+export const DEMO_MEMBER = DEMO_MEMBERS[0].id;
+export const DEMO_ROLE = DEMO_MEMBERS[0].role;
 export const DEMO_GRANT = GRANTS[DEMO_MEMBER];
 
 export const HANDSHAKE_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25"];

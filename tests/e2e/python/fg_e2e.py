@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,8 +17,9 @@ import anyio
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 STATELESS_VERSION = "2026-07-28"
 DEADLINE_SECONDS = 30
-DEMO_MEMBER = "ada"
-DEMO_ROLE = "admin"
+_MEMBERS = json.loads((pathlib.Path(__file__).resolve().parents[3] / "fixtures" / "demo" / "members.json").read_text())
+DEMO_MEMBER = _MEMBERS[0]["id"]
+DEMO_ROLE = _MEMBERS[0]["role"]
 
 
 def _required(name: str) -> str:

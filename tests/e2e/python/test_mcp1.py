@@ -64,21 +64,18 @@ def test_whoami_with_the_bearer_grant():
 
     result = session(DEMO_GRANT, body)
     assert not result.isError
-    assert result.structuredContent == {
-        "tenant": TENANT,
-        "member": DEMO_MEMBER,
-        "role": DEMO_ROLE,
-        "grant": result.structuredContent["grant"],
-    }
+    identity = result.structuredContent
+    assert (identity["tenant"], identity["member"], identity["role"]) == (TENANT, DEMO_MEMBER, DEMO_ROLE)
+    assert identity["grant"].startswith("g_")
 
 
 def test_whoami_for_another_member():
     async def body(s, init, _):
         return await s.call_tool("whoami", {})
 
-    result = session(GRANTS["ben"], body)
-    assert result.structuredContent["member"] == "ben"
-    assert result.structuredContent["role"] == "engineer"
+    result = session(GRANTS["bob"], body)
+    assert result.structuredContent["member"] == "bob"
+    assert result.structuredContent["role"] == "admin"
 
 
 def test_unknown_tool_is_invalid_params():
@@ -89,7 +86,7 @@ def test_unknown_tool_is_invalid_params():
 
     error = session(DEMO_GRANT, body)
     assert error.code == -32602
-    assert "Unknown tool" in error.message
+    assert 'unknown tool "' in error.message
 
 
 def test_ping():
