@@ -20,11 +20,11 @@ pub use connector::{
     is_reserved_tool_name, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource,
     Method, Operation, Origin, PathPart, Scheme, ToolDef,
 };
-pub use doc::{DocumentError, DocumentErrors, JsonPath};
+pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 
 pub(crate) use doc::{
-    check_schema_version, expect_array, expect_str, is_valid_id, kind_of, parse_json, quote,
-    read_id, Fields, Problems, ID_RULE,
+    check_schema_version, expect_array, expect_str, is_valid_id, parse_json, quote, read_id,
+    Fields, Problems, ID_RULE,
 };
 // Shared with the policy document: string lists and the base-path rule for path prefixes.
 pub(crate) use connector::{is_loopback_host, is_valid_base_path, parse_port, split_host_port};

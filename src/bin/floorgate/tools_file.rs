@@ -66,16 +66,7 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
     })
 }
 
-pub fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use floorgate::catalog::kind_of as kind;
 
 #[cfg(test)]
 mod tests {
