@@ -579,21 +579,17 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
             let Ok(text) = std::str::from_utf8(&body) else {
                 return error_response(400, "the document is not valid UTF-8");
             };
-            match crate::tenant::Deployment::prepare(Some(text)) {
-                Ok(deployment) => {
+            // Parse only: the search index is built where the directory is served.
+            match crate::catalog::Directory::parse(text) {
+                Ok(directory) => {
                     store::kv(env)?
                         .put(admin::DIRECTORY_KEY, text)?
                         .execute()
                         .await?;
-                    let tools: usize = deployment
-                        .directory
-                        .connectors()
-                        .iter()
-                        .map(|c| c.tools.len())
-                        .sum();
+                    let tools: usize = directory.connectors().iter().map(|c| c.tools.len()).sum();
                     json_response(
                         200,
-                        &json!({"stored": "directory", "connectors": deployment.directory.connectors().len(), "tools": tools}),
+                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools}),
                     )
                 }
                 Err(errors) => invalid_document(&errors),
