@@ -4,7 +4,8 @@
 #   ./scripts/e2e.sh                 every suite
 #   ./scripts/e2e.sh http revocation only those suites
 #
-# Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance.
+# Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution.
+# catalog and execution move the worker's test clock forward, so they run last.
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
 # loopback port (8788 when free; E2E_PORT overrides) with fresh local state, a random admin
 # secret and a small tools/list page size (E2E_PAGE_SIZE, default 2); seeds the demo members;
@@ -16,7 +17,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -97,7 +98,7 @@ node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fi
 echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
 export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
-  FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT"
+  FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state"
 
 TOTAL_PASSED=0
 TOTAL_FAILED=0
@@ -197,6 +198,8 @@ for suite in "${SUITES[@]}"; do
     python-mcp1) run_python_suite python-mcp1 .venv-mcp1 tests/e2e/python/test_mcp1.py ;;
     python-mcp2) run_python_suite python-mcp2 .venv-mcp2 tests/e2e/python/test_mcp2.py ;;
     conformance) run_conformance ;;
+    catalog) run_node_suite catalog tests/e2e/catalog.test.mjs ;;
+    execution) run_node_suite execution tests/e2e/execution.test.mjs ;;
   esac
 done
 

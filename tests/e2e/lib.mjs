@@ -161,3 +161,62 @@ export async function walkToolPages(list, pageSize = PAGE_SIZE) {
   assert.equal(cursors.size, Math.max(0, Math.ceil(tools.length / pageSize) - 1), "pages = ceil(tools / page size)");
   return tools;
 }
+
+/** The header that shifts the worker's cache clock (honoured only with TEST_CLOCK=enabled). */
+export const CLOCK_HEADER = "x-floorgate-test-clock-offset-ms";
+/** cache::DEFAULT_TTL_MS and cache::CHANGE_BOUND_MS of the worker. */
+export const CACHE_TTL_MS = 60_000;
+export const CHANGE_BOUND_MS = 120_000;
+
+/**
+ * The test clock of one suite: offsets only ever grow (a smaller offset than an earlier one
+ * would see every cached tenant as fresh). `now()` is the current offset; `advance(ms)` moves
+ * it forward and returns it; `headers()` is the header for a request at the current offset.
+ */
+export function testClock(start = 0) {
+  let offset = start;
+  return {
+    now: () => offset,
+    advance(ms) {
+      assert.ok(ms > 0, "the test clock only moves forward");
+      offset += ms;
+      return offset;
+    },
+    headers: () => ({ [CLOCK_HEADER]: String(offset) }),
+  };
+}
+
+/** tools/call through the raw endpoint; returns the parsed answer. */
+export async function callTool(grant, name, args = {}, { headers = {}, id = 1 } = {}) {
+  return rpc("tools/call", { name, arguments: args }, { grant, headers: { "MCP-Protocol-Version": "2025-11-25", ...headers }, id });
+}
+
+/** Every tool of a tools/list through the raw endpoint, following cursors. */
+export async function listAll(grant, { headers = {} } = {}) {
+  const tools = [];
+  let cursor;
+  for (let page = 0; page < 1000; page++) {
+    const answer = await rpc("tools/list", cursor === undefined ? {} : { cursor }, { grant, headers: { "MCP-Protocol-Version": "2025-11-25", ...headers } });
+    assert.equal(answer.status, 200, answer.text);
+    assert.ok(answer.json.result, `tools/list failed: ${answer.text}`);
+    tools.push(...answer.json.result.tools);
+    cursor = answer.json.result.nextCursor;
+    if (cursor === undefined) return tools;
+  }
+  throw new Error("tools/list never ended (1000 pages)");
+}
+
+/** Writes a KV key behind the gateway's back (local state of the e2e server). */
+export async function kvPut(key, value) {
+  const { execFile } = await import("node:child_process");
+  const state = required("FG_STATE_DIR");
+  const root = new URL("../../", import.meta.url).pathname;
+  await new Promise((resolve, reject) => {
+    execFile(
+      `${root}node_modules/.bin/wrangler`,
+      ["kv", "key", "put", "--local", "--persist-to", state, "--binding", "FLOORGATE_KV", key, value],
+      { cwd: root, timeout: 60_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+      (error, stdout, stderr) => (error ? reject(new Error(`wrangler kv key put ${key}: ${error.message}\n${stderr}`)) : resolve(stdout)),
+    );
+  });
+}
