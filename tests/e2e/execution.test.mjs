@@ -1,0 +1,341 @@
+// Issue 5 end to end: tools/call and execute_tool reach a third-party HTTP API — here the
+// recording stand-in of upstream.mjs on 127.0.0.1 — exactly as SPEC §8 says. A throwaway tenant
+// gets a private connector whose origin is the stand-in (plain http is allowed for loopback by
+// the e2e deployment's ALLOW_LOOPBACK_HTTP), three connections (one withheld by the policy), a
+// frozen field, and tools with path, query, body and header arguments.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, walkToolPages } from "./lib.mjs";
+import { startUpstream } from "./upstream.mjs";
+
+const CREDENTIAL = "e2e-upstream-secret"; // the E2E_UPSTREAM_TOKEN var scripts/e2e.sh sets
+const requestOptions = { timeout: REQUEST_TIMEOUT_MS };
+const TENANT = uniqueId("exec");
+const str = { type: "string" };
+const CONTROL = new Set(["whoami", "list_connectors", "list_connections", "describe_tool", "list_my_grants", "revoke_my_grant"]);
+const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect"];
+
+let up;
+let grant;
+let client;
+
+function documents(origin) {
+  const catalog = {
+    schema: 1,
+    tenant: TENANT,
+    private_connectors: [{
+      id: "stand-in",
+      label: "Stand In",
+      origin,
+      base_path: "/v1",
+      auth: { scheme: "bearer" },
+      tools: [
+        {
+          name: "get_item",
+          description: "Get one item by its id.",
+          inputSchema: { type: "object", properties: { item_id: str, verbose: { type: "boolean" } }, required: ["item_id"] },
+          annotations: { readOnlyHint: true },
+          operation: { method: "GET", path: "/items/{item_id}", query: ["verbose"] },
+        },
+        {
+          name: "create_note",
+          description: "Create a note in a folder.",
+          inputSchema: {
+            type: "object",
+            properties: { folder: str, title: str, tags: { type: "array", items: str }, draft: { type: "boolean" }, team: str, "X-Trace": str },
+            required: ["folder", "title"],
+          },
+          operation: { method: "POST", path: "/folders/{folder}/notes", query: ["draft"], body: ["title", "tags", "team"], headers: ["X-Trace"] },
+        },
+        ...FAULTS.map((p) => ({
+          name: `call_${p}`,
+          description: `Ask the upstream for its ${p} answer.`,
+          inputSchema: { type: "object", properties: {} },
+          operation: { method: "GET", path: `/${p}` },
+        })),
+      ],
+    }],
+    connections: [
+      { id: "main", connector: "stand-in", label: "Main", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "backup", connector: "stand-in", label: "Backup", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "hidden-conn", connector: "stand-in", label: "Hidden", credential: "E2E_UPSTREAM_TOKEN" },
+    ],
+  };
+  const policy = {
+    schema: 1,
+    tenant: TENANT,
+    roles: {
+      member: {
+        connectors: { allow: ["stand-in"] },
+        connections: { deny: ["hidden-conn"] },
+        frozen: [{ tool: "create_note", field: "team", value: "core" }],
+      },
+    },
+  };
+  return { catalog, policy };
+}
+
+/** Both ways of running a tool, raw, with the same input: [tools/call answer, execute_tool answer]. */
+async function bothWays(name, args) {
+  const direct = await callTool(grant, name, args, { id: 7 });
+  const indirect = await callTool(grant, "execute_tool", { name, arguments: args }, { id: 7 });
+  for (const a of [direct, indirect]) {
+    assert.equal(a.status, 200, a.text);
+    assert.ok(!a.text.includes(CREDENTIAL), `the credential leaked: ${a.text}`);
+    assert.ok(!a.text.includes(grant), `the grant leaked: ${a.text}`);
+  }
+  return [direct.json, indirect.json];
+}
+
+/** Runs both ways; asserts the same JSON-RPC error and that NOTHING reached the upstream. */
+async function refused(name, args, pattern) {
+  up.take();
+  const [direct, indirect] = await bothWays(name, args);
+  assert.ok(direct.error, `${name} ${JSON.stringify(args).slice(0, 120)}: expected a refusal, got ${JSON.stringify(direct).slice(0, 400)}`);
+  assert.equal(direct.error.code, -32602);
+  assert.match(direct.error.message, pattern);
+  assert.deepEqual(indirect, direct, "execute_tool and tools/call refuse identically");
+  assert.deepEqual(up.take(), [], "no request left the gateway");
+  return direct.error.message;
+}
+
+/** Runs both ways; asserts identical results and exactly one request per way; returns [result, request]. */
+async function sent(name, args) {
+  up.take();
+  const [direct, indirect] = await bothWays(name, args);
+  assert.ok(direct.result, `${name}: expected a result, got ${JSON.stringify(direct).slice(0, 400)}`);
+  assert.deepEqual(indirect, direct, "execute_tool and tools/call give identical results");
+  const requests = up.take();
+  assert.equal(requests.length, 2, `one upstream request per call: ${JSON.stringify(requests).slice(0, 400)}`);
+  const [a, b] = requests;
+  assert.deepEqual({ ...b, headers: undefined }, { ...a, headers: undefined }, "the same request both ways");
+  return [direct.result, a];
+}
+
+function assertCleanHeaders(request) {
+  const h = request.headers;
+  assert.equal(h.authorization, `Bearer ${CREDENTIAL}`, "the connection's credential, bearer scheme");
+  const all = JSON.stringify(h);
+  assert.ok(!all.includes(grant) && !all.includes("fg1."), `no grant forwarded: ${all}`);
+  assert.ok(!all.includes(ADMIN_SECRET), `no admin secret forwarded: ${all}`);
+  for (const name of ["cookie", "mcp-protocol-version", "mcp-session-id", "x-floorgate-test-clock-offset-ms", "origin"]) {
+    assert.equal(h[name], undefined, `${name} is not forwarded`);
+  }
+}
+
+describe("execution against a recording upstream", () => {
+  before(async () => {
+    up = await startUpstream();
+    const { catalog, policy } = documents(up.origin);
+    for (const [doc, body] of [["catalog", catalog], ["policy", policy]]) {
+      const put = await admin("PUT", `tenants/${TENANT}/${doc}`, body);
+      assert.equal(put.status, 200, `PUT ${doc}: ${put.text}`);
+    }
+    await putMember(TENANT, "m1", "member");
+    ({ grant } = await issueGrant(TENANT, "m1"));
+    client = new Client({ name: "floorgate-e2e-execution", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${grant}` } } }), requestOptions);
+  });
+  after(async () => {
+    await client?.close();
+    await up?.close();
+  });
+
+  test("the listing: merged tools with the visible connections only, frozen team removed", async () => {
+    const tools = await walkToolPages((cursor) => client.listTools(cursor === undefined ? {} : { cursor }, requestOptions));
+    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_fail", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
+    const note = tools.find((t) => t.name === "create_note");
+    assert.deepEqual(note.inputSchema.properties.connection.enum, ["Backup", "Main"], "the withheld connection is not offered");
+    assert.equal(note.inputSchema.properties.team, undefined, "the frozen field is not advertised");
+    assert.match(note.description, /Frozen: team = "core"\./);
+  });
+
+  test("GET with path and query arguments (SDK): the exact request that left the gateway", async () => {
+    up.take();
+    const result = await client.callTool({ name: "get_item", arguments: { item_id: "abc-1", verbose: true, connection: "Main" } }, undefined, requestOptions);
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.deepEqual(result.structuredContent, { method: "GET", path: "/v1/items/abc-1", query: { verbose: "true" }, body: null });
+    assert.equal(result.content[0].type, "text");
+    assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent, "the text rendering is the same JSON");
+    const requests = up.take();
+    assert.equal(requests.length, 1);
+    const [r] = requests;
+    assert.equal(r.listener, "api");
+    assert.equal(r.method, "GET");
+    assert.equal(r.url, "/v1/items/abc-1?verbose=true");
+    assert.equal(r.body, "");
+    assert.equal(r.headers.host, new URL(up.origin).host);
+    assertCleanHeaders(r);
+    assert.equal(r.headers["content-type"], undefined, "no body, no content type");
+  });
+
+  test("POST with path, query, body and header arguments; the frozen value is applied", async () => {
+    const [result, r] = await sent("create_note", { folder: "inbox", title: "Hello", tags: ["a", "b"], draft: false, "X-Trace": "trace-7", connection: "Backup" });
+    assert.equal(r.method, "POST");
+    assert.equal(r.url, "/v1/folders/inbox/notes?draft=false");
+    assert.deepEqual(JSON.parse(r.body), { title: "Hello", tags: ["a", "b"], team: "core" }, "body arguments plus the frozen team");
+    assert.match(r.headers["content-type"], /^application\/json/);
+    assert.equal(r.headers["x-trace"], "trace-7");
+    assert.equal(r.headers.connection === "Backup", false);
+    assertCleanHeaders(r);
+    assert.equal(result.structuredContent.path, "/v1/folders/inbox/notes");
+    // The frozen value given exactly is accepted.
+    const [, same] = await sent("create_note", { folder: "f", title: "t", team: "core", connection: "Main" });
+    assert.deepEqual(JSON.parse(same.body), { title: "t", team: "core" });
+  });
+
+  test("non-JSON answers become text", async () => {
+    const [result, r] = await sent("call_text", { connection: "Main" });
+    assert.equal(r.url, "/v1/text");
+    assert.deepEqual(result.content, [{ type: "text", text: "plain words from upstream" }]);
+    assert.equal(result.structuredContent, undefined);
+    assert.notEqual(result.isError, true);
+  });
+
+  // Values that could change the URL's shape. Either refused before sending, or sent with the
+  // value percent-encoded inside its one segment (the path shape unchanged).
+  const encodedCases = [
+    ["path traversal ../x", "../x", "/v1/items/..%2Fx"],
+    ["encoded traversal %2e%2e", "%2e%2e", "/v1/items/%252e%252e"],
+    ["encoded slash %2F", "a%2Fb", "/v1/items/a%252Fb"],
+    ["CR/LF", "a\r\nHost: evil.example", "/v1/items/a%0D%0AHost%3A%20evil.example"],
+    ["@ (userinfo)", "u@evil.example", "/v1/items/u%40evil.example"],
+    ["# (fragment)", "a#frag", "/v1/items/a%23frag"],
+    ["? (query)", "a?admin=1", "/v1/items/a%3Fadmin%3D1"],
+    ["/ inside a value", "a/b/c", "/v1/items/a%2Fb%2Fc"],
+  ];
+  for (const [what, value, expected] of encodedCases) {
+    test(`hostile path value, ${what}: sent percent-encoded in its own segment`, async () => {
+      const [result, r] = await sent("get_item", { item_id: value, connection: "Main" });
+      assert.equal(r.listener, "api");
+      assert.equal(r.url, expected);
+      assert.equal(r.path.split("/").length, 4, "still /v1/items/<one segment>");
+      assert.equal(decodeURIComponent(r.path.split("/")[3]), value, "the value arrives intact");
+      assert.equal(r.headers.host, new URL(up.origin).host);
+      assertCleanHeaders(r);
+      assert.equal(result.structuredContent.path, expected);
+    });
+  }
+
+  const refusedCases = [
+    ["a dot-dot segment", "get_item", { item_id: "..", connection: "Main" }, /^request refused before sending: arguments\.item_id: fills a URL path segment and cannot be "\." or "\.\."$/],
+    ["a dot segment", "get_item", { item_id: ".", connection: "Main" }, /arguments\.item_id: fills a URL path segment and cannot be/],
+    ["a huge value (100,000 characters)", "get_item", { item_id: "x".repeat(100_000), connection: "Main" }, /arguments\.item_id/],
+    ["CR/LF in a header argument", "create_note", { folder: "f", title: "t", "X-Trace": "a\r\nX-Evil: 1", connection: "Main" }, /^request refused before sending: arguments\.X-Trace: is sent as a header and must not contain control characters or line breaks$/],
+    ["wrong type (number for string)", "get_item", { item_id: 5, connection: "Main" }, /^invalid arguments: arguments\.item_id: expected a string, got a number$/],
+    ["wrong type (string for boolean)", "get_item", { item_id: "a", verbose: "yes", connection: "Main" }, /^invalid arguments: arguments\.verbose: expected a boolean, got a string$/],
+    ["wrong type nested in an array", "create_note", { folder: "f", title: "t", tags: [1], connection: "Main" }, /^invalid arguments: arguments\.tags\[0\]: expected a string, got a number$/],
+    ["a required argument missing", "get_item", { connection: "Main" }, /^invalid arguments: arguments\.item_id: required argument is missing$/],
+    ["a frozen field overridden", "create_note", { folder: "f", title: "t", team: "other", connection: "Main" }, /^invalid arguments: arguments\.team: this argument is frozen to "core" by your tenant's policy; omit it or pass exactly that value$/],
+    ["a hidden connection named", "get_item", { item_id: "a", connection: "Hidden" }, /^invalid arguments: arguments\.connection: unknown connection "Hidden" \(expected one of: "Backup", "Main"\)$/],
+    ["a connection id instead of a label", "get_item", { item_id: "a", connection: "hidden-conn" }, /arguments\.connection: unknown connection "hidden-conn"/],
+    ["no connection for a merged tool", "get_item", { item_id: "a" }, /^invalid arguments: arguments\.connection: required argument is missing \(one of: "Backup", "Main"\)$/],
+  ];
+  for (const [what, name, args, pattern] of refusedCases) {
+    test(`refused before sending: ${what}`, async () => {
+      const message = await refused(name, args, pattern);
+      assert.ok(!message.includes("hidden-conn") || what.includes("id instead"), `the withheld connection's id is not revealed: ${message}`);
+      assert.ok(message.length < 400, `a short, specific message: ${message.length} characters`);
+    });
+  }
+
+  test("an unknown tool answers like before, both ways, and sends nothing", async () => {
+    await refused("no_such_tool_e2e", {}, /^unknown tool "no_such_tool_e2e"$/);
+  });
+
+  const faultCases = [
+    ["500", "call_fail", (r) => {
+      assert.equal(r.structuredContent.status, 500);
+      assert.match(r.content[0].text, /^upstream answered HTTP 500: internal failure: database on fire$/);
+    }],
+    ["429", "call_rate", (r) => {
+      assert.equal(r.structuredContent.status, 429);
+      assert.match(r.content[0].text, /^upstream answered HTTP 429: .*rate limited/);
+    }],
+    ["invalid JSON with a JSON content type", "call_badjson", (r) => {
+      assert.match(r.content[0].text, /^upstream said its body was JSON but it does not parse/);
+    }],
+    ["redirect to another origin (not followed)", "call_redirect", (r) => {
+      assert.equal(r.structuredContent.status, 302);
+      assert.match(r.content[0].text, /HTTP 302 \(a redirect; the gateway does not follow redirects\)/);
+    }],
+  ];
+  for (const [what, name, check] of faultCases) {
+    test(`upstream fault, ${what}: an isError result, and the worker keeps serving`, async () => {
+      const [result, r] = await sent(name, { connection: "Main" });
+      assert.equal(r.listener, "api");
+      assert.equal(result.isError, true);
+      check(result);
+      assert.ok(!JSON.stringify(result).includes(CREDENTIAL));
+      assert.ok(up.requests.every((x) => x.listener !== "other-origin"), "the redirect target was never contacted");
+      const who = await client.callTool({ name: "whoami", arguments: {} }, undefined, requestOptions);
+      assert.equal(who.structuredContent.member, "m1");
+    });
+  }
+
+  test("upstream fault, slow past the 1.5 s timeout: isError with a clear message, promptly", async () => {
+    up.take();
+    const started = Date.now();
+    const result = await client.callTool({ name: "call_slow", arguments: { connection: "Main" } }, undefined, requestOptions);
+    const took = Date.now() - started;
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /^the upstream API could not be reached: no answer within 1500 ms$/);
+    assert.ok(took >= 1_400 && took < 3_900, `gave up at the timeout, not at the upstream's answer: ${took} ms`);
+    assert.equal(up.take().length, 1, "sent once, no retry");
+    const again = await client.callTool({ name: "get_item", arguments: { item_id: "after-slow", connection: "Main" } }, undefined, requestOptions);
+    assert.equal(again.structuredContent.path, "/v1/items/after-slow", "the worker keeps serving");
+  });
+
+  test("the SDK sees refusals as JSON-RPC invalid-params errors", async () => {
+    up.take();
+    await assert.rejects(
+      client.callTool({ name: "execute_tool", arguments: { name: "create_note", arguments: { folder: "f", title: "t", team: "x", connection: "Main" } } }, undefined, requestOptions),
+      (e) => e instanceof McpError && e.code === -32602 && /arguments\.team: this argument is frozen/.test(e.message),
+    );
+    assert.deepEqual(up.take(), []);
+  });
+
+  test("the audit lists the calls (tool, connection, outcome, upstream status), never arguments or credentials", async () => {
+    const marker = uniqueId("audit-marker");
+    up.take();
+    await client.callTool({ name: "get_item", arguments: { item_id: marker, connection: "Backup" } }, undefined, requestOptions);
+    await client.callTool({ name: "call_fail", arguments: { connection: "Main" } }, undefined, requestOptions);
+    let rows = [];
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const answer = await admin("GET", `tenants/${TENANT}/executions`);
+      assert.equal(answer.status, 200, answer.text);
+      rows = answer.json;
+      if (rows.length > 0 && rows[0].tool === "call_fail" && rows[1]?.tool === "get_item") break;
+      assert.ok(Date.now() < deadline, `the audit did not show the two calls within 5 s: ${answer.text.slice(0, 600)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(Array.isArray(rows));
+    const [fail, item] = rows;
+    assert.equal(fail.tool, "call_fail");
+    assert.equal(fail.connection, "main");
+    assert.equal(fail.outcome, "tool_error");
+    assert.equal(fail.upstream_status, 500);
+    assert.equal(item.tool, "get_item");
+    assert.equal(item.connection, "backup");
+    assert.equal(item.outcome, "ok");
+    assert.equal(item.upstream_status, 200);
+    assert.equal(item.member, "m1");
+    assert.ok(rows.some((r) => r.tool === "call_slow" && r.upstream_status === null && r.outcome !== "ok"), "the timeout is audited");
+    const text = JSON.stringify(rows);
+    assert.ok(!text.includes(marker), "no argument values in the audit");
+    assert.ok(!text.includes("Hello") && !text.includes("trace-7"), "no argument values in the audit");
+    assert.ok(!text.includes(CREDENTIAL) && !text.includes("E2E_UPSTREAM_TOKEN") && !text.includes(grant), "no credentials in the audit");
+    // Refused calls never reached the upstream: no upstream_status for them.
+    assert.ok(rows.every((r) => r.upstream_status === null || typeof r.upstream_status === "number"));
+    // Newest first.
+    for (let i = 1; i < rows.length; i++) assert.ok(rows[i - 1].at >= rows[i].at, "newest first");
+    // Another tenant's audit does not show these calls.
+    const other = await admin("GET", `tenants/acme/executions`);
+    assert.ok(!JSON.stringify(other.json).includes(marker));
+    assert.ok(!(other.json ?? []).some((r) => r.tool === "call_fail"));
+  });
+});
