@@ -103,3 +103,29 @@ def test_no_grant_cannot_initialize():
     with pytest.raises(BaseException) as raised:
         session(None, body)
     assert "401" in repr(raised.value) or "nauthorized" in repr(raised.value), repr(raised.value)
+
+
+def test_search_tools_finds_a_github_tool_for_the_admin():
+    async def body(s, init, _):
+        return await s.call_tool("search_tools", {"query": "create github issue"})
+
+    result = session(GRANTS["bob"], body)
+    assert not result.isError
+    hits = result.structuredContent["results"]
+    assert hits and hits[0]["name"] == "create_issue"
+    assert all(h["coverage"] >= 0.5 for h in hits)
+    assert all(h["name"] not in ("whoami", "list_connectors", "search_tools", "execute_tool") for h in hits)
+
+
+def test_seed_incident_empty_and_explained():
+    async def body(s, init, _):
+        return await s.call_tool("search_tools", {"query": "list_all_cal_com_schedules", "explain": True})
+
+    result = session(GRANTS["nora"], body)
+    assert not result.isError
+    answer = result.structuredContent
+    assert answer["results"] == []
+    tokens = {t["token"]: t for t in answer["explanation"]["tokens"]}
+    assert list(tokens) == ["list", "all", "cal", "com", "schedules"]
+    assert all(tokens[t]["df"] == 0 for t in ("cal", "com", "schedules"))
+    assert answer["explanation"]["uncovered"] == ["cal", "com", "schedules"]
