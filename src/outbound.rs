@@ -256,6 +256,20 @@ use crate::catalog::{
 use crate::policy::path_has_prefix;
 use crate::resolver::ResolvedCall;
 
+/// Longest value (before encoding) placed in a URL path segment or query parameter.
+pub const MAX_URL_VALUE_BYTES: usize = 2048;
+/// Longest finished URL the gateway will send; longer ones are refused, not truncated.
+pub const MAX_URL_BYTES: usize = 8192;
+/// Longest value sent as a header argument.
+pub const MAX_HEADER_VALUE_BYTES: usize = 4096;
+
+fn too_long(name: &str, len: usize, limit: usize, place: &str) -> OutboundError {
+    bad_value(
+        name,
+        &format!("is {len} bytes long; values {place} may be at most {limit} bytes"),
+    )
+}
+
 /// Deployment settings for outbound requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OutboundConfig {
@@ -414,6 +428,14 @@ pub fn build_request(
                         "fills a URL path segment and must not be empty",
                     ));
                 }
+                if text.len() > MAX_URL_VALUE_BYTES {
+                    return Err(too_long(
+                        name,
+                        text.len(),
+                        MAX_URL_VALUE_BYTES,
+                        "placed in the URL",
+                    ));
+                }
                 if text == "." || text == ".." {
                     return Err(bad_value(
                         name,
@@ -447,6 +469,19 @@ pub fn build_request(
             continue;
         };
         let key = encode_component(name);
+        let text_len = match value {
+            Value::String(text) => text.len(),
+            Value::Null => 0,
+            other => other.to_string().len(),
+        };
+        if text_len > MAX_URL_VALUE_BYTES {
+            return Err(too_long(
+                name,
+                text_len,
+                MAX_URL_VALUE_BYTES,
+                "placed in the URL",
+            ));
+        }
         match value {
             Value::Null => {}
             Value::Array(items) if items.iter().all(|i| scalar_text(i).is_some()) => {
@@ -473,6 +508,14 @@ pub fn build_request(
         let text = scalar_text(value).ok_or_else(|| {
             bad_value(name, "is sent as a header: use a string, number or boolean")
         })?;
+        if text.len() > MAX_HEADER_VALUE_BYTES {
+            return Err(too_long(
+                name,
+                text.len(),
+                MAX_HEADER_VALUE_BYTES,
+                "sent as headers",
+            ));
+        }
         if text.bytes().any(|b| b.is_ascii_control()) {
             return Err(bad_value(
                 name,
@@ -535,6 +578,12 @@ pub fn check_url(
     prefix_sets: &[&[String]],
     config: &OutboundConfig,
 ) -> Result<(), OutboundError> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(rejected(format!(
+            "is {} bytes long; at most {MAX_URL_BYTES} are sent",
+            url.len()
+        )));
+    }
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| rejected("has no scheme"))?;
