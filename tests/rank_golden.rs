@@ -197,3 +197,40 @@ fn limit_is_checked() {
     let msg = Limit::new(0).unwrap_err().to_string();
     assert!(msg.contains("between 1 and 25"), "{msg}");
 }
+
+#[test]
+fn everyday_verbs_meet_the_words_tools_use() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(notion_tools());
+    // `find` is not in any Notion tool name; `search` is.
+    let r = ask(&index, "find a notion page", Some(&directory));
+    assert!(!r.results.is_empty());
+    let m = r.results[0].explain.as_ref().unwrap();
+    assert!(
+        m.iter()
+            .any(|f| f.token == "find" && f.name == Some("synonym")),
+        "{m:?}"
+    );
+    // Synonyms never rescue a capability the product lacks.
+    let r = ask(&index, "remove the notion workspace", Some(&directory));
+    assert!(r.results.is_empty(), "{:?}", names(&r));
+}
+
+#[test]
+fn a_word_no_connector_knows_may_be_a_product_the_gateway_lacks() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(notion_tools());
+    for q in ["list my fathom users", "show me my ServiceNow users"] {
+        let r = ask(&index, q, Some(&directory));
+        assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+        let reason = r.explanation.unwrap().reason.unwrap();
+        assert!(reason.contains("may name a product"), "{reason}");
+    }
+    // Naming a product of the pool, an unknown word is incidental.
+    let r = ask(&index, "list all notion users zzyzx", Some(&directory));
+    assert!(
+        names(&r).contains(&"list_all_notion_users"),
+        "{:?}",
+        names(&r)
+    );
+}

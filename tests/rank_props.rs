@@ -1,6 +1,8 @@
 //! Properties of the ranker and the tokenizer that must hold for every input.
 
-use floorgate::rank::{Index, Limit, Rules, SearchRequest, SearchResponse, Subset, ToolDoc, FLOOR};
+use floorgate::rank::{
+    Directory, Index, Limit, Rules, SearchRequest, SearchResponse, Subset, ToolDoc, FLOOR,
+};
 use floorgate::tokenize::tokenize;
 use proptest::prelude::*;
 
@@ -30,6 +32,13 @@ const WORDS: &[&str] = &[
     "Q3",
     "SVC123",
     "2024-05-01",
+    "find",
+    "search",
+    "ticket",
+    "remove",
+    "ServiceNow",
+    "fathom",
+    "up",
 ];
 const CONNECTORS: &[&str] = &["Notion", "Cal.com", "Jira", "GitHub"];
 
@@ -66,11 +75,21 @@ fn rules() -> impl Strategy<Value = Rules> {
 }
 
 fn run(index: &Index, sub: &Subset, q: &str, limit: usize) -> SearchResponse {
+    run_with(index, sub, q, limit, None)
+}
+
+fn run_with(
+    index: &Index,
+    sub: &Subset,
+    q: &str,
+    limit: usize,
+    directory: Option<&Directory>,
+) -> SearchResponse {
     let req = SearchRequest {
         query: q,
         limit: Limit::new(limit).unwrap(),
         explain: true,
-        directory: None,
+        directory,
     };
     index.search(&req, sub)
 }
@@ -164,6 +183,28 @@ proptest! {
         let big = Index::with_rules(mixed, r);
         let a = run(&alone, &Subset::all(&alone), &q, limit);
         let b = run(&big, &Subset::from_ids(&big, ids), &q, limit);
+        prop_assert_eq!(json(&a), json(&b));
+    }
+
+    /// The same with the public directory in play (product detection, prose and unknown
+    /// words, synonyms): the directory is the same public knowledge in both runs, and the
+    /// withheld tools still change nothing.
+    #[test]
+    fn tools_outside_the_subset_change_nothing_with_a_directory(
+        pool in tools(20),
+        extra in tools(20),
+        public in tools(20),
+        q in query(),
+        limit in 1..=25usize,
+    ) {
+        let directory = Directory::build(public);
+        let alone = Index::build(pool.clone());
+        let n = pool.len() as u32;
+        let mut mixed = pool;
+        mixed.extend(extra);
+        let big = Index::build(mixed);
+        let a = run_with(&alone, &Subset::all(&alone), &q, limit, Some(&directory));
+        let b = run_with(&big, &Subset::from_ids(&big, 0..n), &q, limit, Some(&directory));
         prop_assert_eq!(json(&a), json(&b));
     }
 

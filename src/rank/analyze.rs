@@ -10,13 +10,13 @@ use crate::tokenize::for_each_token;
 /// English function words: they carry no query mass (SPEC §7). `all` is deliberately absent:
 /// the seed article scores it as a name token.
 pub const FUNCTION_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but", "by", "can",
-    "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "mine", "my", "of", "on",
-    "or", "our", "ours", "please", "she", "should", "so", "some", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "us", "via", "was", "we",
-    "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will", "with",
-    "would", "you", "your", "yours",
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but", "by",
+    "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "mine", "my", "of",
+    "on", "or", "our", "ours", "please", "she", "should", "so", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "via",
+    "was", "we", "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will",
+    "with", "would", "you", "your", "yours",
 ];
 
 pub fn is_function_word(token: &str) -> bool {
@@ -55,12 +55,17 @@ pub enum Role {
 pub struct RawToken {
     pub text: String,
     pub role: Role,
+    /// A PascalCase word kept whole (`ServiceNow` → `servicenow`): matched as one word, never
+    /// by prefix.
+    pub whole: bool,
 }
 
-/// Splits a query into tokens and tags function words and (optionally) argument values.
-pub fn analyze(query: &str, argument_values: bool) -> Vec<RawToken> {
+/// Splits a query into tokens and tags function words and (optionally) argument values. With
+/// `compounds`, a PascalCase word (`ServiceNow`, `HubSpot`) is one token, the way product
+/// names are spelled.
+pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawToken> {
     let mut out = Vec::new();
-    let mut push = |text: &str, value: bool| {
+    let mut push = |text: &str, value: bool, whole: bool| {
         let role = if value {
             Role::ArgumentValue
         } else if is_function_word(text) || is_lone_letter(text) {
@@ -71,18 +76,25 @@ pub fn analyze(query: &str, argument_values: bool) -> Vec<RawToken> {
         out.push(RawToken {
             text: text.to_owned(),
             role,
+            whole,
         });
     };
     if !argument_values {
-        for_each_token(query, |t, _, _| push(t, false));
+        for_each_token(query, |t, _, _| push(t, false, false));
         return out;
     }
     for (word, quoted) in words(query) {
         let value = quoted || is_value_word(word);
+        if compounds && !value {
+            if let Some(w) = pascal_compound(word) {
+                push(&w, false, true);
+                continue;
+            }
+        }
         for_each_token(word, |t, _, _| {
             // Bare numbers inside an identifier (`get_v2_item`) are values too.
             let number = t.chars().all(|c| c.is_numeric());
-            push(t, value || number)
+            push(t, value || number, false)
         });
     }
     out
@@ -115,6 +127,20 @@ fn words(query: &str) -> Vec<(&str, bool)> {
         rest = &rest[end..];
     }
     out
+}
+
+/// `ServiceNow`, `LinkedIn`: ASCII letters only, a capital first, a lower→upper boundary
+/// inside. Lowercased and joined. (`getUser`, a guessed camel-case name, starts lowercase.)
+fn pascal_compound(word: &str) -> Option<String> {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = w.strip_suffix("'s").unwrap_or(w);
+    let b = w.as_bytes();
+    let pascal = b.len() >= 4
+        && b.iter().all(u8::is_ascii_alphabetic)
+        && b[0].is_ascii_uppercase()
+        && b.windows(2)
+            .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
+    pascal.then(|| w.to_ascii_lowercase())
 }
 
 /// A whitespace word that names data rather than a tool.
@@ -224,7 +250,7 @@ mod tests {
     }
 
     fn roles(q: &str) -> Vec<(String, Role)> {
-        analyze(q, true)
+        analyze(q, true, true)
             .into_iter()
             .map(|t| (t.text, t.role))
             .collect()

@@ -25,10 +25,10 @@ pub struct TokenExplain {
 #[derive(Clone, Debug, Serialize)]
 pub struct FieldMatch {
     pub token: String,
-    /// `exact` or `prefix` when a name token matched.
+    /// `exact`, `prefix` or `synonym` when a name token matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<&'static str>,
-    /// The name token that matched.
+    /// The name token that matched (a prefix or a synonym of the query token).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name_token: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -37,6 +37,10 @@ pub struct FieldMatch {
     pub description: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parameter: bool,
+    /// The synonym of the token that the description or parameter name has (when only a
+    /// synonym matched there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synonym: Option<String>,
     /// The token's contribution to the score.
     pub weight: u32,
 }

@@ -8,9 +8,11 @@ use std::collections::HashMap;
 
 use super::analyze::{analyze, is_function_word, stem, Role};
 use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
+use super::synonyms::alternatives;
 use super::{
     Directory, Rules, SearchRequest, SearchResponse, SearchResult, CONNECTOR_LABEL,
     DESCRIPTION_TOKEN, EXACT_NAME_TOKEN, FLOOR, MIN_PREFIX_LEN, NAME_PREFIX, PARAMETER_NAME,
+    SYNONYM_NAME,
 };
 use crate::tokenize::for_each_token;
 
@@ -202,6 +204,8 @@ struct QueryTerm {
     token: String,
     term: String,
     role: Role,
+    /// Matched as a whole word only, never by prefix (a PascalCase query word).
+    whole: bool,
 }
 
 /// Per-token matching state, gathered over the visible pool.
@@ -414,7 +418,7 @@ impl Index {
 
     /// Whether some tool name or connector label of the whole index covers `term` (exactly or
     /// by prefix). Used on the directory's index.
-    pub(super) fn names_term(&self, term: &str) -> bool {
+    pub(super) fn names_term(&self, term: &str, whole: bool) -> bool {
         if self
             .term(term)
             .is_some_and(|p| !p.name.is_empty() || !p.label.is_empty())
@@ -422,7 +426,9 @@ impl Index {
             return true;
         }
         let mut any = false;
-        self.prefix_terms(term, |_| any = true);
+        if !whole {
+            self.prefix_terms(term, |_| any = true);
+        }
         any
     }
 
@@ -434,7 +440,11 @@ impl Index {
 
     fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
         let mut out: Vec<QueryTerm> = Vec::new();
-        for raw in analyze(query, self.rules.argument_values_no_mass) {
+        for raw in analyze(
+            query,
+            self.rules.argument_values_no_mass,
+            self.rules.compounds,
+        ) {
             let term = if self.rules.stem {
                 stem(&raw.text).into_owned()
             } else {
@@ -451,6 +461,7 @@ impl Index {
                     token: raw.text,
                     term,
                     role: raw.role,
+                    whole: raw.whole,
                 }),
             }
         }
@@ -458,7 +469,14 @@ impl Index {
     }
 
     /// Calls `hit(doc, weight)` once per visible tool covering `term`.
-    fn gather(&self, term: &str, visible: &Subset, w: &mut [u8], touched: &mut Vec<DocId>) {
+    fn gather(
+        &self,
+        term: &str,
+        whole: bool,
+        visible: &Subset,
+        w: &mut [u8],
+        touched: &mut Vec<DocId>,
+    ) {
         let mut add = |d: DocId, weight: u8, name: bool, w: &mut [u8]| {
             if !visible.contains(d) {
                 return;
@@ -482,11 +500,21 @@ impl Index {
                 add(d, EXACT_NAME_TOKEN as u8, true, w);
             }
         }
-        self.prefix_terms(term, |id| {
-            for &d in &self.postings[id as usize].name {
-                add(d, NAME_PREFIX as u8, true, w);
+        if !whole {
+            self.prefix_terms(term, |id| {
+                for &d in &self.postings[id as usize].name {
+                    add(d, NAME_PREFIX as u8, true, w);
+                }
+            });
+        }
+        let alts = self.alternatives(term);
+        for a in alts {
+            if let Some(p) = self.term(a) {
+                for &d in &p.name {
+                    add(d, SYNONYM_NAME as u8, true, w);
+                }
             }
-        });
+        }
         if let Some(p) = p {
             for &d in &p.label {
                 add(d, CONNECTOR_LABEL as u8, false, w);
@@ -498,13 +526,32 @@ impl Index {
                 add(d, PARAMETER_NAME as u8, false, w);
             }
         }
+        // A synonym in a description or parameter name counts only for a tool that covers the
+        // token no other way.
+        for a in alts {
+            if let Some(p) = self.term(a) {
+                for &d in p.desc.iter().chain(&p.param) {
+                    if w[d as usize] == 0 {
+                        add(d, DESCRIPTION_TOKEN as u8, false, w);
+                    }
+                }
+            }
+        }
+    }
+
+    fn alternatives(&self, term: &str) -> &'static [String] {
+        if self.rules.synonyms {
+            alternatives(term, self.rules.stem)
+        } else {
+            &[]
+        }
     }
 
     /// df of `term` over the pool, for tokens that are not scored.
-    fn df_only(&self, term: &str, visible: &Subset) -> usize {
+    fn df_only(&self, q: &QueryTerm, visible: &Subset) -> usize {
         let mut w = vec![0u8; self.len()];
         let mut touched = Vec::new();
-        self.gather(term, visible, &mut w, &mut touched);
+        self.gather(&q.term, q.whole, visible, &mut w, &mut touched);
         touched.len()
     }
 
@@ -553,6 +600,8 @@ impl Index {
         let mut cov = vec![0f64; self.len()];
         let mut cands: Vec<DocId> = Vec::new();
         let mut hits: Vec<Option<TokenHits>> = Vec::with_capacity(qterms.len());
+        // Words nobody knows, in a query naming no product of the pool.
+        let mut unknown: Vec<String> = Vec::new();
 
         for q in &mut qterms {
             if q.role != Role::Term {
@@ -560,15 +609,17 @@ impl Index {
                 continue;
             }
             touched.clear();
-            self.gather(&q.term, visible, &mut w, &mut touched);
+            self.gather(&q.term, q.whole, visible, &mut w, &mut touched);
             let df = touched.len();
             if df == 0 && rules.prose_words_no_mass {
                 if let Some(dir) = req.directory.map(Directory::index) {
-                    if !dir.names_term(&q.term) {
+                    if !dir.names_term(&q.term, q.whole) {
                         if dir.describes_term(&q.term) {
                             q.role = Role::ProseWord;
                         } else if product_in_pool {
                             q.role = Role::UnknownWord;
+                        } else if rules.unknown_word_abstains {
+                            unknown.push(q.token.clone());
                         }
                     }
                 }
@@ -602,6 +653,7 @@ impl Index {
         let abstain_product = rules.product_detection
             && named_visible.is_empty()
             && products.iter().any(|p| !p.visible);
+        let abstain_unknown = !abstain_product && !unknown.is_empty();
 
         // Exact whole-name matches rank first.
         let exact: &[DocId] = self
@@ -630,8 +682,9 @@ impl Index {
             .collect();
 
         // The floor is a gate after ranking: it never reorders, it only cuts.
-        let passes =
-            |c: &Cand| !abstain_product && (c.exact || (mass > 0.0 && c.coverage >= FLOOR));
+        let passes = |c: &Cand| {
+            !abstain_product && !abstain_unknown && (c.exact || (mass > 0.0 && c.coverage >= FLOOR))
+        };
         let limit = req.limit.get();
         let mut passing: Vec<Cand> = ranked.iter().copied().filter(passes).collect();
         top_k(&mut passing, limit, |a, b| self.order(a, b));
@@ -661,7 +714,7 @@ impl Index {
                     let (df, idf_v) = match h {
                         Some(h) => (h.df, h.idf),
                         None => {
-                            let df = self.df_only(&q.term, visible);
+                            let df = self.df_only(q, visible);
                             (df, idf(n, df))
                         }
                     };
@@ -711,6 +764,11 @@ impl Index {
                     format!(
                         "the query names {}, which is not in your pool",
                         labels.join(", ")
+                    )
+                } else if abstain_unknown {
+                    format!(
+                        "no connector of the gateway knows {}: the query may name a product the gateway does not offer",
+                        unknown.join(", ")
                     )
                 } else if mass == 0.0 {
                     "no query token carries mass (only function words or argument values)"
@@ -770,6 +828,8 @@ impl Index {
             let t = q.term.as_str();
             let (name, name_token) = if has(&dt.name, t) {
                 (Some("exact"), None)
+            } else if q.whole {
+                (None, None)
             } else {
                 let p = dt.name.iter().map(|&n| &*self.text[n as usize]).find(|n| {
                     let (short, long) = if n.len() < t.len() { (*n, t) } else { (t, *n) };
@@ -779,12 +839,29 @@ impl Index {
                 });
                 (p.map(|_| "prefix"), p.map(str::to_owned))
             };
+            let alts = self.alternatives(t);
+            let (name, name_token) = match name {
+                Some(_) => (name, name_token),
+                None => match alts.iter().find(|a| has(&dt.name, a)) {
+                    Some(a) => (Some("synonym"), Some(a.clone())),
+                    None => (None, None),
+                },
+            };
             let connector = has(&dt.label, t);
-            let description = has(&dt.desc, t);
-            let parameter = has(&dt.param, t);
+            let mut description = has(&dt.desc, t);
+            let mut parameter = has(&dt.param, t);
+            let mut synonym = None;
+            if name.is_none() && !connector && !description && !parameter {
+                if let Some(a) = alts.iter().find(|a| has(&dt.desc, a) || has(&dt.param, a)) {
+                    description = has(&dt.desc, a);
+                    parameter = !description;
+                    synonym = Some(a.clone());
+                }
+            }
             let weight = match name {
                 Some("exact") => EXACT_NAME_TOKEN,
-                Some(_) => NAME_PREFIX,
+                Some("prefix") => NAME_PREFIX,
+                Some(_) => SYNONYM_NAME,
                 None => 0,
             } + if connector { CONNECTOR_LABEL } else { 0 }
                 + if description { DESCRIPTION_TOKEN } else { 0 }
@@ -797,6 +874,7 @@ impl Index {
                     connector,
                     description,
                     parameter,
+                    synonym,
                     weight,
                 });
             }

@@ -16,11 +16,13 @@ pub mod bm25;
 mod directory;
 mod explain;
 mod index;
+mod synonyms;
 
 pub use analyze::{stem, Role, FUNCTION_WORDS};
 pub use directory::Directory;
 pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
 pub use index::{Index, Subset, ToolDoc};
+pub use synonyms::SYNONYMS;
 
 use serde::Serialize;
 
@@ -37,6 +39,8 @@ pub const PARAMETER_NAME: u32 = 1;
 /// The shorter side of a prefix match must have at least this many characters: `repo` meets
 /// `repository`, but `cal` does not meet `calendar`.
 pub const MIN_PREFIX_LEN: usize = 4;
+/// A name token equal to a synonym of the query token (`find` → `search`, shipped rules only).
+pub const SYNONYM_NAME: u32 = 3;
 /// A tool is returned only if it covers at least this share of the query's IDF mass.
 pub const FLOOR: f64 = 0.5;
 
@@ -62,6 +66,14 @@ pub struct Rules {
     /// A word of several tokens in a label or description is also indexed whole (`HubSpot` →
     /// `hubspot`), and a query names a product by either spelling.
     pub compounds: bool,
+    /// A query word of [`SYNONYMS`] is also covered by its alternatives: in a name with weight
+    /// [`SYNONYM_NAME`], in a description or parameter name with weight 1 when nothing else of
+    /// the tool covers it.
+    pub synonyms: bool,
+    /// With a directory: a query that names no product of the pool and has a word that
+    /// nothing in the pool nor in the directory covers (`fathom`, `servicenow`) is answered
+    /// empty: the word may name a product the gateway does not offer.
+    pub unknown_word_abstains: bool,
 }
 
 impl Rules {
@@ -74,6 +86,8 @@ impl Rules {
         prose_words_no_mass: false,
         named_connector_only: false,
         compounds: false,
+        synonyms: false,
+        unknown_word_abstains: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -84,6 +98,8 @@ impl Rules {
         prose_words_no_mass: true,
         named_connector_only: false,
         compounds: true,
+        synonyms: true,
+        unknown_word_abstains: true,
     };
 }
 

@@ -435,14 +435,27 @@ fn show_failures(
                     "MISS [{}] {:?} gold={}/{:?}",
                     q.set, q.query, q.connector, q.tool
                 );
-                println!(
-                    "  {}",
-                    serde_json::to_string(&r)
-                        .unwrap_or_default()
-                        .chars()
-                        .take(1500)
-                        .collect::<String>()
-                );
+                let top: Vec<String> = r
+                    .results
+                    .iter()
+                    .take(3)
+                    .map(|x| format!("{}/{} {:.2}", x.connector, x.name, x.coverage))
+                    .collect();
+                println!("  results: {}", top.join("; "));
+                if let Some(e) = &r.explanation {
+                    let toks: Vec<String> = e
+                        .tokens
+                        .iter()
+                        .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
+                        .collect();
+                    println!("  tokens: {}", toks.join(" "));
+                    if let Some(b) = &e.best_rejected {
+                        println!(
+                            "  best rejected: {} {:.2} missed {:?}",
+                            b.name, b.coverage, b.missed
+                        );
+                    }
+                }
             }
         }
         let r = ask(absent);
@@ -457,6 +470,14 @@ fn show_failures(
                 r.results[0].name,
                 r.results[0].coverage
             );
+            if let Some(e) = &r.explanation {
+                let toks: Vec<String> = e
+                    .tokens
+                    .iter()
+                    .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
+                    .collect();
+                println!("  tokens: {}", toks.join(" "));
+            }
         }
     }
 }
@@ -505,6 +526,20 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             "shipped - compounds",
             Rules {
                 compounds: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - synonyms",
+            Rules {
+                synonyms: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - unknown word abstains",
+            Rules {
+                unknown_word_abstains: false,
                 ..s
             },
         ),
