@@ -266,7 +266,7 @@ pub const MAX_HEADER_VALUE_BYTES: usize = 4096;
 fn too_long(name: &str, len: usize, limit: usize, place: &str) -> OutboundError {
     bad_value(
         name,
-        &format!("is {len} bytes long; values {place} may be at most {limit} bytes"),
+        format!("is {len} bytes long; values {place} may be at most {limit} bytes"),
     )
 }
 
