@@ -3,8 +3,13 @@
 --   wrk -s bench/load/wrk.lua http://127.0.0.1:PORT/items/42                        (plain GET)
 -- Counts answers whose body is a JSON-RPC error or a tool error, and prints one JSON line
 -- (latencies in microseconds) that run.sh turns into tables.
-local body = os.getenv("BODY")
-local grant = os.getenv("GRANT")
+local function env(name)
+  local v = os.getenv(name)
+  if v == "" then return nil end
+  return v
+end
+local body = env("BODY")
+local grant = env("GRANT")
 if body then
   wrk.method = "POST"
   wrk.body = body
