@@ -5,7 +5,8 @@
 //! documents are read again; if their fingerprint is unchanged the prepared copy is simply
 //! renewed. A document that fails validation, or a KV read that fails, never replaces a good
 //! copy: the last good one keeps serving. Entries are keyed by tenant, so a failure for one
-//! tenant can only ever fall back to that same tenant's copy.
+//! tenant can only ever fall back to that same tenant's copy. Operator writes do not drop
+//! entries: every isolate sees a change the same way, within the documented bound.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -110,11 +111,6 @@ impl<T> TenantCache<T> {
             }
             None => Offer::Failed(error),
         }
-    }
-
-    /// Drops a tenant's copy, e.g. right after an operator wrote its documents here.
-    pub fn invalidate(&mut self, tenant: &str) {
-        self.entries.remove(tenant);
     }
 }
 
