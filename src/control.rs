@@ -84,22 +84,11 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 /// The meta-tool that runs a connected tool by name.
 pub const EXECUTE_TOOL: &str = "execute_tool";
 
-/// Names no connector may use: the control operations and the two meta-tools.
-pub const RESERVED_TOOL_NAMES: &[&str] = &[
-    "whoami",
-    "list_connectors",
-    "list_connections",
-    "describe_tool",
-    "list_my_grants",
-    "revoke_my_grant",
-    "list_members",
-    "suspend_member",
-    "reinstate_member",
-    "remove_member",
-    "view_policy",
-    SEARCH_TOOLS,
-    EXECUTE_TOOL,
-];
+/// Whether a name is taken by the gateway itself (a control operation or a meta-tool), so no
+/// connector may use it.
+pub fn is_reserved_tool_name(name: &str) -> bool {
+    ControlOpKind::from_name(name).is_some() || name == SEARCH_TOOLS || name == EXECUTE_TOOL
+}
 
 /// A control operation with its validated arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -396,9 +396,7 @@ const ANNOTATION_HINTS: [&str; 4] = [
 ];
 
 /// The names the gateway uses for its own tools; no connector may define them.
-pub fn is_reserved_tool_name(name: &str) -> bool {
-    crate::control::RESERVED_TOOL_NAMES.contains(&name)
-}
+pub use crate::control::is_reserved_tool_name;
 
 /// Reads one connector definition. `require_operations` is set for private connectors.
 pub(crate) fn parse_connector(
