@@ -234,3 +234,35 @@ fn a_word_no_connector_knows_may_be_a_product_the_gateway_lacks() {
         names(&r)
     );
 }
+
+#[test]
+fn a_compound_product_word_does_not_meet_its_first_part() {
+    let directory = Directory::build(catalog());
+    let pool: Vec<ToolDoc> = catalog()
+        .into_iter()
+        .filter(|t| ["LinkedIn", "Confluence", "Shopify"].contains(&t.connector.as_str()))
+        .collect();
+    let index = Index::build(pool.clone());
+    // `sharepoint` no longer meets `share`, `databricks` no longer meets `data`; the directory
+    // spells `SharePoint` as a compound, so it keeps its mass and nothing here covers it.
+    for q in [
+        "find the budget file in sharepoint",
+        "upload a file to sharepoint",
+        "list the warehouses in Databricks",
+    ] {
+        let r = ask(&index, q, Some(&directory));
+        assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    }
+    let r = ask(&index, "upload a file to sharepoint", Some(&directory));
+    let t = r.explanation.unwrap();
+    let sp = t.tokens.iter().find(|t| t.token == "sharepoint").unwrap();
+    assert_eq!((sp.role, sp.df), (Role::Term, 0), "{sp:?}");
+    // The literal rules keep SPEC's prefix match in both directions.
+    let literal = Index::with_rules(pool, Rules::LITERAL);
+    let r = ask(&literal, "sharepoint", None);
+    assert!(
+        r.results.iter().any(|r| r.name.contains("share")),
+        "{:?}",
+        names(&r)
+    );
+}

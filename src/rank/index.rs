@@ -11,8 +11,8 @@ use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplai
 use super::synonyms::alternatives;
 use super::{
     Directory, Rules, SearchRequest, SearchResponse, SearchResult, CONNECTOR_LABEL,
-    DESCRIPTION_TOKEN, EXACT_NAME_TOKEN, FLOOR, MIN_PREFIX_LEN, NAME_PREFIX, PARAMETER_NAME,
-    SYNONYM_NAME,
+    DESCRIPTION_TOKEN, EXACT_NAME_TOKEN, FLOOR, MAX_PREFIX_TAIL, MIN_PREFIX_LEN, NAME_PREFIX,
+    PARAMETER_NAME, SYNONYM_NAME,
 };
 use crate::tokenize::for_each_token;
 
@@ -40,6 +40,8 @@ struct Postings {
     label: Vec<DocId>,
     desc: Vec<DocId>,
     param: Vec<DocId>,
+    /// Some label or description spells the term as one word of several tokens (`SharePoint`).
+    compound: bool,
 }
 
 /// Per tool, the sorted distinct terms of each field (for explanations).
@@ -148,15 +150,21 @@ fn stemmed(t: &str, stem_on: bool) -> String {
 /// Analyzed terms of a text: lowercase tokens, optionally without `stop` words, optionally
 /// stemmed; with `compounds`, a word made of several tokens also gives the whole word
 /// (`HubSpot` → `hub`, `spot`, `hubspot`), so the query `hubspot` meets the label `HubSpot`.
-fn field_terms(text: &str, rules: &Rules, compounds: bool, stop: &[String], out: &mut Vec<String>) {
+fn field_terms(
+    text: &str,
+    rules: &Rules,
+    compounds: bool,
+    stop: &[String],
+    out: &mut Vec<(String, bool)>,
+) {
     for word in words_of(text) {
         for t in &word {
             if !stop.iter().any(|s| s == t) {
-                out.push(stemmed(t, rules.stem));
+                out.push((stemmed(t, rules.stem), false));
             }
         }
         if compounds && rules.compounds && word.len() > 1 {
-            out.push(stemmed(&word.concat(), rules.stem));
+            out.push((stemmed(&word.concat(), rules.stem), true));
         }
     }
 }
@@ -261,7 +269,14 @@ impl Index {
                 for t in texts {
                     field_terms(t, &rules, compounds, stop, &mut scratch);
                 }
-                let mut ids: Vec<TermId> = scratch.iter().map(|t| ix.intern(t)).collect();
+                let mut ids: Vec<TermId> = scratch
+                    .iter()
+                    .map(|(t, compound)| {
+                        let id = ix.intern(t);
+                        ix.postings[id as usize].compound |= *compound;
+                        id
+                    })
+                    .collect();
                 ids.sort_unstable();
                 ids.dedup();
                 ids.into_boxed_slice()
@@ -395,7 +410,18 @@ impl Index {
     fn prefix_terms(&self, t: &str, mut f: impl FnMut(TermId)) {
         let min = MIN_PREFIX_LEN;
         // Name terms that are prefixes of t.
-        for (end, _) in t.char_indices().skip(min) {
+        // Shipped: only a short ending may follow the name token (`configs` meets `config`;
+        // `sharepoint`, `databricks` do not meet `share`, `data`).
+        let tail = if self.rules.short_prefix_tail {
+            MAX_PREFIX_TAIL
+        } else {
+            usize::MAX
+        };
+        let total = t.chars().count();
+        for (k, (end, _)) in t.char_indices().enumerate().skip(min) {
+            if total - k > tail {
+                continue;
+            }
             if let Some(&id) = self.dict.get(&t[..end]) {
                 if !self.postings[id as usize].name.is_empty() {
                     f(id);
@@ -430,6 +456,12 @@ impl Index {
             self.prefix_terms(term, |_| any = true);
         }
         any
+    }
+
+    /// Whether some label or description of the whole index spells `term` as one word of
+    /// several tokens (`SharePoint`, `GitHub`): a product's way of writing its name.
+    pub(super) fn compound_term(&self, term: &str) -> bool {
+        self.term(term).is_some_and(|p| p.compound)
     }
 
     /// Whether some description or parameter name of the whole index has `term`.
@@ -614,7 +646,10 @@ impl Index {
             if df == 0 && rules.prose_words_no_mass {
                 if let Some(dir) = req.directory.map(Directory::index) {
                     if !dir.names_term(&q.term, q.whole) {
-                        if dir.describes_term(&q.term) {
+                        if rules.compound_names_keep_mass && dir.compound_term(&q.term) {
+                            // A compound spelling is a product's name (`SharePoint`): a
+                            // capability the pool lacks, not prose.
+                        } else if dir.describes_term(&q.term) {
                             q.role = Role::ProseWord;
                         } else if product_in_pool {
                             q.role = Role::UnknownWord;

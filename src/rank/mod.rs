@@ -39,6 +39,11 @@ pub const PARAMETER_NAME: u32 = 1;
 /// The shorter side of a prefix match must have at least this many characters: `repo` meets
 /// `repository`, but `cal` does not meet `calendar`.
 pub const MIN_PREFIX_LEN: usize = 4;
+/// Shipped rules: a name token shorter than the query word meets it by prefix only when at most
+/// this many characters of the query word remain (`configs` → `config`), so a compound word
+/// (`sharepoint`, `databricks`, `timezone`) does not meet its first part (`share`, `data`,
+/// `time`). The other direction (`repo` → `repository`) is unchanged.
+pub const MAX_PREFIX_TAIL: usize = 3;
 /// A name token equal to a synonym of the query token (`find` → `search`, shipped rules only).
 pub const SYNONYM_NAME: u32 = 3;
 /// A tool is returned only if it covers at least this share of the query's IDF mass.
@@ -74,6 +79,12 @@ pub struct Rules {
     /// nothing in the pool nor in the directory covers (`fathom`, `servicenow`) is answered
     /// empty: the word may name a product the gateway does not offer.
     pub unknown_word_abstains: bool,
+    /// With a directory: a word that nothing in the pool covers and that the directory spells
+    /// as a compound (`SharePoint`) keeps its mass, like a word of a tool name.
+    pub compound_names_keep_mass: bool,
+    /// A name token that is a prefix of the query word matches only when at most
+    /// [`MAX_PREFIX_TAIL`] characters remain.
+    pub short_prefix_tail: bool,
 }
 
 impl Rules {
@@ -88,6 +99,8 @@ impl Rules {
         compounds: false,
         synonyms: false,
         unknown_word_abstains: false,
+        compound_names_keep_mass: false,
+        short_prefix_tail: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -100,6 +113,8 @@ impl Rules {
         compounds: true,
         synonyms: true,
         unknown_word_abstains: true,
+        compound_names_keep_mass: true,
+        short_prefix_tail: true,
     };
 }
 

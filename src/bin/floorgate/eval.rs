@@ -543,6 +543,20 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
                 ..s
             },
         ),
+        (
+            "shipped - short prefix tail",
+            Rules {
+                short_prefix_tail: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - compound names keep mass",
+            Rules {
+                compound_names_keep_mass: false,
+                ..s
+            },
+        ),
     ]
 }
 
