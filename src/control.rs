@@ -273,7 +273,7 @@ pub fn definition(kind: ControlOpKind) -> ToolDefinition {
     ToolDefinition {
         name: kind.name().to_owned(),
         description: description.to_owned(),
-        input_schema,
+        input_schema: input_schema.into(),
         annotations,
     }
 }
@@ -297,7 +297,8 @@ pub fn search_tools_definition() -> ToolDefinition {
             },
             "required": ["query"],
             "additionalProperties": false
-        }),
+        })
+        .into(),
         annotations: annotations(true, false, true, "Search your tools"),
     }
 }
@@ -315,7 +316,8 @@ pub fn execute_tool_definition() -> ToolDefinition {
             },
             "required": ["name"],
             "additionalProperties": false
-        }),
+        })
+        .into(),
         annotations: {
             let mut a = Map::new();
             a.insert("title".into(), Value::String("Run a tool".into()));

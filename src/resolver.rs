@@ -32,7 +32,7 @@ pub const DEFAULT_COLLAPSE_THRESHOLD: usize = 30;
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: Arc<Value>,
     pub annotations: Map<String, Value>,
 }
 
@@ -57,7 +57,8 @@ pub struct AdvertisedTool {
     /// The advertised name, equal to the catalog tool's name (names are unique per tenant).
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// The catalog's own schema when nothing is frozen or merged; a new one otherwise.
+    pub input_schema: Arc<Value>,
     pub annotations: Map<String, Value>,
     pub connector_id: String,
     pub connector_label: String,
@@ -511,6 +512,15 @@ fn schema_without<'a>(schema: &Value, fields: impl Iterator<Item = &'a String> +
     schema
 }
 
+/// A description with the scaffolding notes appended.
+fn with_notes(description: &str, notes: &[String]) -> String {
+    if notes.is_empty() {
+        description.to_owned()
+    } else {
+        format!("{}\n\n{}", description.trim_end(), notes.join(" "))
+    }
+}
+
 /// Builds the advertised form of one tool over the member's usable connections (sorted).
 fn advertise(
     access: &Access,
@@ -544,8 +554,19 @@ fn advertise(
             notes.push(frozen_field_note(field, value));
         }
     }
-    let mut input_schema = schema_without(&tool.input_schema, everywhere.iter());
     let labels: Vec<String> = usable.iter().map(|c| c.label.clone()).collect();
+    if everywhere.is_empty() && labels.len() < 2 {
+        return AdvertisedTool {
+            name: tool.name.clone(),
+            description: with_notes(&tool.description, &notes),
+            input_schema: Arc::clone(&tool.input_schema),
+            annotations: tool.annotations.clone(),
+            connector_id: connector.id.clone(),
+            connector_label: connector.label.clone(),
+            connection_labels: labels,
+        };
+    }
+    let mut input_schema = schema_without(&tool.input_schema, everywhere.iter());
     if labels.len() >= 2 {
         let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
         notes.push(merged_connection_note(&label_refs));
@@ -571,15 +592,10 @@ fn advertise(
             }
         }
     }
-    let description = if notes.is_empty() {
-        tool.description.clone()
-    } else {
-        format!("{}\n\n{}", tool.description.trim_end(), notes.join(" "))
-    };
     AdvertisedTool {
         name: tool.name.clone(),
-        description,
-        input_schema,
+        description: with_notes(&tool.description, &notes),
+        input_schema: Arc::new(input_schema),
         annotations: tool.annotations.clone(),
         connector_id: connector.id.clone(),
         connector_label: connector.label.clone(),

@@ -31,7 +31,7 @@ fn host(n: usize) -> Host {
             name: format!("tool_{i:02}"),
             title: None,
             description: format!("Tool number {i}"),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             annotations: None,
         })
         .collect();

@@ -10,7 +10,7 @@ fn notion_tools() -> Vec<ToolDoc> {
         name: "list_all_notion_users".into(),
         connector: "Notion".into(),
         description: "List all users.".into(),
-        input_schema: serde_json::json!({"type": "object"}),
+        input_schema: serde_json::json!({"type": "object"}).into(),
     });
     tools
 }

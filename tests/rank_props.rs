@@ -47,19 +47,27 @@ fn words(max: usize) -> impl Strategy<Value = Vec<&'static str>> {
 }
 
 fn tool() -> impl Strategy<Value = ToolDoc> {
-    (words(4), prop::sample::select(CONNECTORS), words(8), 0..3usize).prop_map(|(n, c, d, style)| {
-        let name = match style {
-            0 => n.join("_"),
-            1 => n.join("-"),
-            _ => n.concat(),
-        };
-        ToolDoc {
-            name,
-            connector: c.to_owned(),
-            description: d.join(" "),
-            input_schema: serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}}),
-        }
-    })
+    (
+        words(4),
+        prop::sample::select(CONNECTORS),
+        words(8),
+        0..3usize,
+    )
+        .prop_map(|(n, c, d, style)| {
+            let name = match style {
+                0 => n.join("_"),
+                1 => n.join("-"),
+                _ => n.concat(),
+            };
+            ToolDoc {
+                name,
+                connector: c.to_owned(),
+                description: d.join(" "),
+                input_schema:
+                    serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}})
+                        .into(),
+            }
+        })
 }
 
 fn tools(max: usize) -> impl Strategy<Value = Vec<ToolDoc>> {
@@ -139,7 +147,7 @@ proptest! {
             name: format!("{n}_sync"),
             connector: "Jira".into(),
             description: "sync the issue".into(),
-            input_schema: serde_json::json!({}),
+            input_schema: serde_json::json!({}).into(),
         };
         let mut docs: Vec<ToolDoc> = names.iter().map(mk).collect();
         let sorted: Vec<String> = docs.iter().map(|d| d.name.clone()).collect();

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -258,8 +259,9 @@ impl Operation {
 pub struct ToolDef {
     pub name: String,
     pub description: String,
-    /// A JSON Schema object with `"type": "object"`.
-    pub input_schema: Value,
+    /// A JSON Schema object with `"type": "object"`, shared (not copied) by the member views,
+    /// listings and search indexes built from it.
+    pub input_schema: Arc<Value>,
     /// MCP annotations (`readOnlyHint`, `title`, …), passed through as written.
     pub annotations: Map<String, Value>,
     /// `None` for directory tools that are listed but cannot run.
@@ -628,7 +630,7 @@ fn parse_tool(
     Some(ToolDef {
         name: name?.to_owned(),
         description: description?.to_owned(),
-        input_schema: input_schema?.clone(),
+        input_schema: Arc::new(input_schema?.clone()),
         annotations: annotations?,
         operation,
     })

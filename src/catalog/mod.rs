@@ -174,10 +174,28 @@ fn label_problem(label: &str) -> Option<&'static str> {
 impl Catalog {
     /// Parses and validates a tenant's catalog against the deployment's directory.
     pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_value(&parse_json(text, "catalog")?, directory)
+        Self::from_owned(parse_json(text, "catalog")?, directory)
     }
 
     pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+        Self::from_owned(value.clone(), directory)
+    }
+
+    /// Private connectors hold nearly all of a large catalog's bytes, so they are taken out of
+    /// the document and parsed one at a time, each dropping its raw schemas once the parsed
+    /// connector owns them: the raw tree and its parsed copy never coexist whole.
+    fn from_owned(mut value: Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+        let private = value
+            .as_object_mut()
+            .and_then(|root| root.remove("private_connectors"));
+        Self::build(&value, private, directory)
+    }
+
+    fn build(
+        value: &Value,
+        private: Option<Value>,
+        directory: &Directory,
+    ) -> Result<Catalog, DocumentErrors> {
         const FIELDS: &[&str] = &[
             "schema",
             "tenant",
@@ -217,17 +235,24 @@ impl Catalog {
                 }
             }
         }
-        if let Some(private) = fields.optional("private_connectors") {
+        // What is left of each private connector after parsing (names kept, for error paths).
+        let mut private_skeletons: Vec<Value> = Vec::new();
+        if let Some(private) = private {
             let list_path = fields.path("private_connectors");
-            for (i, item) in expect_array(private, &list_path, &mut problems)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
+            let items = match private {
+                Value::Array(items) => items,
+                other => {
+                    expect_array(&other, &list_path, &mut problems);
+                    Vec::new()
+                }
+            };
+            for (i, mut item) in items.into_iter().enumerate() {
                 let at = list_path.index(i);
-                let Some(connector) =
-                    connector::parse_connector(item, &at, ConnectorSource::Private, &mut problems)
-                else {
+                let parsed =
+                    connector::parse_connector(&item, &at, ConnectorSource::Private, &mut problems);
+                drop_raw_schemas(&mut item);
+                private_skeletons.push(item);
+                let Some(connector) = parsed else {
                     continue;
                 };
                 if directory.connector(&connector.id).is_some() {
@@ -268,7 +293,8 @@ impl Catalog {
                     let path = match connector.source {
                         ConnectorSource::Directory => at.clone(),
                         ConnectorSource::Private => {
-                            raw_tool_index(value, at, &tool.name).unwrap_or_else(|| at.clone())
+                            raw_tool_index(&private_skeletons, at, &tool.name)
+                                .unwrap_or_else(|| at.clone())
                         }
                     };
                     problems.push(&path, message);
@@ -386,18 +412,25 @@ impl Catalog {
 }
 
 /// The path of `tools[j].name` inside a private connector, for a precise collision message.
-fn raw_tool_index(root: &Value, connector_path: &JsonPath, name: &str) -> Option<JsonPath> {
+/// Replaces each tool's `inputSchema` in a raw private connector once it has been parsed.
+fn drop_raw_schemas(connector: &mut Value) {
+    if let Some(tools) = connector.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in tools {
+            if let Some(schema) = tool.get_mut("inputSchema") {
+                schema.take();
+            }
+        }
+    }
+}
+
+fn raw_tool_index(private: &[Value], connector_path: &JsonPath, name: &str) -> Option<JsonPath> {
     let index: usize = connector_path
         .as_str()
         .strip_prefix("private_connectors[")?
         .strip_suffix(']')?
         .parse()
         .ok()?;
-    let tools = root
-        .get("private_connectors")?
-        .get(index)?
-        .get("tools")?
-        .as_array()?;
+    let tools = private.get(index)?.get("tools")?.as_array()?;
     let j = tools
         .iter()
         .position(|t| t.get("name").and_then(Value::as_str) == Some(name))?;

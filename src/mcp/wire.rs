@@ -215,7 +215,8 @@ pub struct Tool {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub description: String,
-    pub input_schema: Value,
+    /// Shared with the catalog's definition, not copied per listing.
+    pub input_schema: std::sync::Arc<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
 }

@@ -23,12 +23,13 @@ pub struct ToolDoc {
     /// The connector label (`Cal.com`, `Google Drive`).
     pub connector: String,
     pub description: String,
+    /// Shared with the catalog and the listing: one copy per tool however many hold it.
     #[serde(rename = "inputSchema", default = "empty_schema")]
-    pub input_schema: serde_json::Value,
+    pub input_schema: std::sync::Arc<serde_json::Value>,
 }
 
-fn empty_schema() -> serde_json::Value {
-    serde_json::json!({"type": "object"})
+fn empty_schema() -> std::sync::Arc<serde_json::Value> {
+    std::sync::Arc::new(serde_json::json!({"type": "object"}))
 }
 
 type DocId = u32;

@@ -62,7 +62,7 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
         name,
         connector,
         description,
-        input_schema,
+        input_schema: input_schema.into(),
     })
 }
 
