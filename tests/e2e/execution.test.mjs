@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, walkToolPages } from "./lib.mjs";
+import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
 const CREDENTIAL = "e2e-upstream-secret"; // the E2E_UPSTREAM_TOKEN var scripts/e2e.sh sets
@@ -337,5 +337,262 @@ describe("execution against a recording upstream", () => {
     const other = await admin("GET", `tenants/acme/executions`);
     assert.ok(!JSON.stringify(other.json).includes(marker));
     assert.ok(!(other.json ?? []).some((r) => r.tool === "call_fail"));
+  });
+});
+
+// Auth schemes, connection status, policy path rules, a directory tool with no operation, a
+// plain-http non-loopback origin and the size caps, in a second throwaway tenant with one
+// member per role (so each role sees only what it is meant to).
+const TENANT2 = uniqueId("exec2");
+const BASIC_SECRET = "e2e-user:pa:ss word"; // E2E_BASIC_SECRET of scripts/e2e.sh
+const HEADER_SECRET = "e2e-header-secret"; // E2E_HEADER_SECRET of scripts/e2e.sh
+const MIB = 1024 * 1024;
+
+function documents2(origin) {
+  const connector = (id, auth, tools, base_path = "/v1") => ({ id, label: id.replace(/-/g, " "), origin, base_path, auth, tools });
+  const get = (name, path, properties = {}, required = []) => ({
+    name,
+    description: `Read ${name.replace(/_/g, " ")}.`,
+    inputSchema: { type: "object", properties, required },
+    operation: { method: "GET", path },
+  });
+  const catalog = {
+    schema: 1,
+    tenant: TENANT2,
+    connectors: ["markitdown"],
+    private_connectors: [
+      connector("basic-api", { scheme: "basic" }, [get("basic_get", "/basic")]),
+      connector("key-api", { scheme: "header", header: "X-Api-Key" }, [get("key_get", "/key")]),
+      connector("dis-api", { scheme: "bearer" }, [get("dis_get", "/dis/{id}", { id: str }, ["id"])]),
+      connector("mix-api", { scheme: "bearer" }, [get("mix_get", "/mix")]),
+      connector("paths-api", { scheme: "bearer" }, [
+        get("item_get", "/items/{item_id}", { item_id: str }, ["item_id"]),
+        get("folder_get", "/folders/{folder}/list", { folder: str }, ["folder"]),
+        {
+          name: "put_thing",
+          description: "Store a thing with a query, a body and a header argument.",
+          inputSchema: { type: "object", properties: { q: str, text: str, "X-Note": str } },
+          operation: { method: "POST", path: "/items/things", query: ["q"], body: ["text"], headers: ["X-Note"] },
+        },
+      ]),
+    ],
+    connections: [
+      { id: "basic-conn", connector: "basic-api", label: "Basic", credential: "E2E_BASIC_SECRET" },
+      { id: "key-conn", connector: "key-api", label: "Key", credential: "E2E_HEADER_SECRET" },
+      { id: "dis-off", connector: "dis-api", label: "Dis Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
+      { id: "mix-on", connector: "mix-api", label: "On", credential: "E2E_UPSTREAM_TOKEN", status: "active" },
+      { id: "mix-off", connector: "mix-api", label: "Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
+      { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "md", connector: "markitdown", label: "Markitdown" },
+    ],
+  };
+  const policy = {
+    schema: 1,
+    tenant: TENANT2,
+    roles: {
+      auth: { connectors: { allow: ["basic-api", "key-api"] } },
+      disabled: { connectors: { allow: ["dis-api", "mix-api"] } },
+      narrow: { connectors: { allow: ["paths-api"] }, paths: [{ connector: "paths-api", prefixes: ["/v1/items", "/v1/folders/public"] }] },
+      wide: { connectors: { allow: ["paths-api"] } },
+      dir: { connectors: { allow: ["markitdown"] } },
+    },
+  };
+  return { catalog, policy };
+}
+
+describe("execution: auth schemes, connection status, path rules, no-operation tools, caps", () => {
+  let up2;
+  const grants = {};
+  const ROLES = ["auth", "disabled", "narrow", "wide", "dir"];
+
+  /** tools/call and execute_tool for one member; both must answer 200 and agree. Returns the tools/call JSON. */
+  async function both(role, name, args) {
+    const direct = await callTool(grants[role], name, args, { id: 9 });
+    const indirect = await callTool(grants[role], "execute_tool", { name, arguments: args }, { id: 9 });
+    for (const a of [direct, indirect]) {
+      assert.equal(a.status, 200, a.text.slice(0, 400));
+      for (const secret of [BASIC_SECRET, HEADER_SECRET, CREDENTIAL, Buffer.from(BASIC_SECRET).toString("base64")]) {
+        assert.ok(!a.text.includes(secret), `a credential leaked: ${a.text.slice(0, 400)}`);
+      }
+    }
+    assert.deepEqual(indirect.json, direct.json, "execute_tool and tools/call answer identically");
+    return direct.json;
+  }
+
+  /** Both ways refused with -32602 matching `pattern`, nothing sent anywhere. Returns the error. */
+  async function refused2(role, name, args, pattern) {
+    up2.take();
+    const answer = await both(role, name, args);
+    assert.ok(answer.error, `${role} ${name}: expected a refusal, got ${JSON.stringify(answer).slice(0, 400)}`);
+    assert.equal(answer.error.code, -32602);
+    assert.match(answer.error.message, pattern);
+    assert.ok(answer.error.message.length < 400, `a short message: ${answer.error.message.length} characters`);
+    assert.deepEqual(up2.take(), [], "no request left the gateway");
+    return answer.error;
+  }
+
+  /** Both ways answered with a result and one upstream request each (the same one). Returns [result, request]. */
+  async function sent2(role, name, args) {
+    up2.take();
+    const answer = await both(role, name, args);
+    assert.ok(answer.result, `${role} ${name}: expected a result, got ${JSON.stringify(answer).slice(0, 400)}`);
+    assert.notEqual(answer.result.isError, true, JSON.stringify(answer.result).slice(0, 400));
+    const requests = up2.take();
+    assert.equal(requests.length, 2, `one upstream request per call: ${JSON.stringify(requests).slice(0, 400)}`);
+    assert.deepEqual({ ...requests[1], headers: undefined }, { ...requests[0], headers: undefined }, "the same request both ways");
+    assert.deepEqual(requests[1].headers, requests[0].headers, "the same headers both ways");
+    return [answer.result, requests[0]];
+  }
+
+  async function names(role) {
+    return (await listAll(grants[role])).map((t) => t.name).filter((n) => !CONTROL.has(n)).sort();
+  }
+
+  before(async () => {
+    up2 = await startUpstream();
+    const { catalog, policy } = documents2(up2.origin);
+    for (const [doc, body] of [["catalog", catalog], ["policy", policy]]) {
+      const put = await admin("PUT", `tenants/${TENANT2}/${doc}`, body);
+      assert.equal(put.status, 200, `PUT ${doc}: ${put.text}`);
+    }
+    for (const role of ROLES) {
+      await putMember(TENANT2, `m-${role}`, role);
+      grants[role] = (await issueGrant(TENANT2, `m-${role}`)).grant;
+    }
+  });
+  after(async () => {
+    await up2?.close();
+  });
+
+  test("basic auth: Authorization: Basic base64(secret), the secret's colons and space kept", async () => {
+    const [result, r] = await sent2("auth", "basic_get", {});
+    assert.equal(r.url, "/v1/basic");
+    assert.equal(r.headers.authorization, `Basic ${Buffer.from(BASIC_SECRET, "utf8").toString("base64")}`);
+    assert.equal(Buffer.from(r.headers.authorization.slice(6), "base64").toString("utf8"), BASIC_SECRET);
+    assert.equal(r.headers["x-api-key"], undefined);
+    assert.equal(result.structuredContent.path, "/v1/basic");
+  });
+
+  test("header auth: the secret in X-Api-Key, no Authorization header at all", async () => {
+    const [, r] = await sent2("auth", "key_get", {});
+    assert.equal(r.url, "/v1/key");
+    assert.equal(r.headers["x-api-key"], HEADER_SECRET);
+    assert.equal(r.headers.authorization, undefined, "no Authorization header with the header scheme");
+    assert.ok(!JSON.stringify(r.headers).includes("Bearer"), JSON.stringify(r.headers));
+  });
+
+  test("a disabled connection: browsable, never advertised, its tool answers like an unknown one, nothing sent", async () => {
+    const listed = await names("disabled");
+    assert.ok(!listed.includes("dis_get"), `dis_get is not advertised: ${listed}`);
+    const conns = await both("disabled", "list_connections", {});
+    const dis = conns.result.structuredContent.connections.find((c) => c.id === "dis-off");
+    assert.deepEqual(dis, { id: "dis-off", connector: "dis-api", label: "Dis Off", status: "disabled" }, "browsable, with its status");
+    const described = await both("disabled", "describe_tool", { name: "dis_get" });
+    const unknownDescribed = await both("disabled", "describe_tool", { name: "dis_nope" });
+    assert.deepEqual(JSON.stringify(described).replaceAll("dis_get", "X"), JSON.stringify(unknownDescribed).replaceAll("dis_nope", "X"), "describe_tool: the same answer as for an unknown tool");
+    const error = await refused2("disabled", "dis_get", { id: "a" }, /^unknown tool "dis_get"$/);
+    const unknown = await refused2("disabled", "dis_nope", { id: "a" }, /^unknown tool "dis_nope"$/);
+    assert.deepEqual({ ...error, message: error.message.replace("dis_get", "X") }, { ...unknown, message: unknown.message.replace("dis_nope", "X") }, "identical to an unknown tool");
+    // And identical to a member who cannot see the connector at all.
+    const outsider = await refused2("auth", "dis_get", { id: "a" }, /^unknown tool "dis_get"$/);
+    assert.deepEqual(outsider, error);
+  });
+
+  test("one active + one disabled connection: the tool is not merged and runs through the active one", async () => {
+    const tools = await listAll(grants.disabled);
+    const mix = tools.find((t) => t.name === "mix_get");
+    assert.ok(mix, `mix_get is advertised: ${tools.map((t) => t.name)}`);
+    assert.equal(mix.inputSchema.properties?.connection, undefined, "no connection argument: not merged");
+    assert.ok(!mix.description.includes("Set connection to"), mix.description);
+    assert.ok(!mix.description.includes('"Off"'), "the disabled label is not offered");
+    const [, r] = await sent2("disabled", "mix_get", {});
+    assert.equal(r.url, "/v1/mix");
+    assert.equal(r.headers.authorization, `Bearer ${CREDENTIAL}`);
+    // Naming the disabled connection is not a way in: there is no connection argument.
+    await refused2("disabled", "mix_get", { connection: "Off" }, /^invalid arguments: arguments\.connection: unknown argument/);
+  });
+
+  test("path rule: a tool whose URL lies under a prefix runs", async () => {
+    const [, a] = await sent2("narrow", "item_get", { item_id: "i-1" });
+    assert.equal(a.url, "/v1/items/i-1");
+    const [, b] = await sent2("narrow", "folder_get", { folder: "public" });
+    assert.equal(b.url, "/v1/folders/public/list");
+  });
+
+  const outside = /^request refused before sending: the outbound URL path is outside the prefixes your policy allows \("\/v1\/items", "\/v1\/folders\/public"\)$/;
+  for (const [what, folder] of [["another folder", "private"], ["a sibling sharing the prefix's letters (segment-aware)", "public-evil"], ["an encoded slash trying to climb in", "public/../../items"]]) {
+    test(`path rule: outside every prefix, ${what}: refused, nothing sent`, async () => {
+      await refused2("narrow", "folder_get", { folder }, outside);
+    });
+  }
+
+  test("path rule: the same calls run for a role without the rule (the refusal is the rule's)", async () => {
+    const [, r] = await sent2("wide", "folder_get", { folder: "private" });
+    assert.equal(r.url, "/v1/folders/private/list");
+  });
+
+  test("a directory tool with no HTTP operation: listed and searchable, a call is isError 'cannot run', nothing sent", async () => {
+    const listed = await names("dir");
+    assert.deepEqual(listed, ["convert_document_to_markdown"]);
+    const search = await both("dir", "search_tools", { query: "convert document to markdown" });
+    assert.equal(search.result?.isError, undefined, JSON.stringify(search).slice(0, 400));
+    assert.deepEqual(search.result.structuredContent.results.map((h) => h.name), ["convert_document_to_markdown"]);
+    up2.take();
+    const answer = await both("dir", "convert_document_to_markdown", { uri: "https://example.com/a.pdf" });
+    assert.ok(answer.result, `a result, not a JSON-RPC error: ${JSON.stringify(answer).slice(0, 400)}`);
+    assert.equal(answer.result.isError, true);
+    assert.deepEqual(answer.result.content, [{ type: "text", text: 'tool "convert_document_to_markdown" cannot run: its connector declares no HTTP operation for it' }]);
+    assert.deepEqual(up2.take(), [], "nothing sent");
+  });
+
+  test("plain http to a non-loopback origin is refused at PUT (422, stored catalog untouched)", async () => {
+    const before = await admin("GET", `tenants/${TENANT2}/catalog`);
+    assert.equal(before.status, 200, before.text);
+    const { catalog } = documents2(up2.origin);
+    const bad = structuredClone(catalog);
+    bad.private_connectors[0].origin = "http://example.invalid";
+    up2.take();
+    const put = await admin("PUT", `tenants/${TENANT2}/catalog`, bad);
+    assert.equal(put.status, 422, put.text);
+    assert.equal(put.json.error, "invalid catalog document; nothing was stored");
+    assert.ok(
+      put.json.problems.includes('private_connectors[0].origin: invalid origin "http://example.invalid": plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)'),
+      put.text,
+    );
+    const after = await admin("GET", `tenants/${TENANT2}/catalog`);
+    assert.deepEqual(after.json, before.json, "the stored catalog is untouched");
+    const [, r] = await sent2("auth", "basic_get", {});
+    assert.equal(r.listener, "api", "the good copy still serves");
+  });
+
+  // The caps: a query value at most 2048 bytes, a header value at most 4096 bytes (counted in
+  // bytes, not characters); a body value is bounded only by the 1 MiB request limit.
+  test("a query value of exactly 2048 bytes is sent; 2049 bytes (or 2050 in two-byte characters) is refused", async () => {
+    const [, r] = await sent2("wide", "put_thing", { q: "q".repeat(2048) });
+    assert.equal(r.url, `/v1/items/things?q=${"q".repeat(2048)}`);
+    await refused2("wide", "put_thing", { q: "q".repeat(2049) }, /^request refused before sending: arguments\.q: is 2049 bytes long; values placed in the URL may be at most 2048 bytes$/);
+    await refused2("wide", "put_thing", { q: "é".repeat(1025) }, /^request refused before sending: arguments\.q: is 2050 bytes long; values placed in the URL may be at most 2048 bytes$/);
+  });
+
+  test("a header value of exactly 4096 bytes is sent; 4097 bytes is refused", async () => {
+    const [, r] = await sent2("wide", "put_thing", { "X-Note": "h".repeat(4096) });
+    assert.equal(r.headers["x-note"], "h".repeat(4096));
+    await refused2("wide", "put_thing", { "X-Note": "h".repeat(4097) }, /^request refused before sending: arguments\.X-Note: is 4097 bytes long; values sent as headers may be at most 4096 bytes$/);
+  });
+
+  test("a body value of 900 KB is sent intact; a 2 MiB request is refused with 413 and nothing is sent", async () => {
+    const text = "b".repeat(900 * 1024);
+    up2.take();
+    const answer = await callTool(grants.wide, "put_thing", { text });
+    assert.equal(answer.status, 200, answer.text.slice(0, 400));
+    assert.notEqual(answer.json.result?.isError, true, answer.text.slice(0, 400));
+    const [r, ...more] = up2.take();
+    assert.deepEqual(more, []);
+    assert.equal(JSON.parse(r.body).text, text);
+    const huge = await callTool(grants.wide, "put_thing", { text: "b".repeat(2 * MIB) });
+    assert.equal(huge.status, 413, huge.text.slice(0, 400));
+    const viaExecute = await callTool(grants.wide, "execute_tool", { name: "put_thing", arguments: { text: "b".repeat(2 * MIB) } });
+    assert.equal(viaExecute.status, 413, viaExecute.text.slice(0, 400));
+    assert.deepEqual(up2.take(), [], "nothing sent");
   });
 });
