@@ -4,11 +4,20 @@ MCP-Protocol-Version 2026-07-28 first; "legacy" forces the initialize handshake.
 
 from __future__ import annotations
 
+import http.server
 import importlib.metadata
+import json
+import os
+import secrets
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import httpx2
 import pytest
 from fg_e2e import (
+    BASE,
     DEMO_GRANT,
     DEMO_MEMBER,
     DEMO_ROLE,
@@ -123,3 +132,110 @@ def leaf_exceptions(error):
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in leaf_exceptions(inner)]
     return [error]
+
+
+# execute_tool against a recording upstream on 127.0.0.1: a throwaway tenant with a private
+# connector on it (plain http to loopback is allowed by the e2e deployment's ALLOW_LOOPBACK_HTTP).
+
+UPSTREAM_CREDENTIAL = "e2e-upstream-secret"  # E2E_UPSTREAM_TOKEN of scripts/e2e.sh
+
+
+def admin(method, route, body=None):
+    request = urllib.request.Request(
+        f"{BASE}/admin/v1/{route}",
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {os.environ['FG_ADMIN_SECRET']}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.fixture(scope="module")
+def upstream_tenant():
+    recorded = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the stdlib's name)
+            recorded.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
+            url = urllib.parse.urlsplit(self.path)
+            body = json.dumps({"method": "GET", "path": url.path, "query": dict(urllib.parse.parse_qsl(url.query))}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    tenant = f"py-exec-{secrets.token_hex(5)}"
+    catalog = {
+        "schema": 1,
+        "tenant": tenant,
+        "private_connectors": [{
+            "id": "py-stand-in",
+            "label": "Py Stand In",
+            "origin": f"http://127.0.0.1:{server.server_address[1]}",
+            "base_path": "/v1",
+            "auth": {"scheme": "bearer"},
+            "tools": [{
+                "name": "get_item",
+                "description": "Get one item by its id.",
+                "inputSchema": {"type": "object", "properties": {"item_id": {"type": "string"}, "view": {"type": "string"}}, "required": ["item_id"]},
+                "operation": {"method": "GET", "path": "/items/{item_id}", "query": ["view"]},
+            }],
+        }],
+        "connections": [{"id": "main", "connector": "py-stand-in", "label": "Main", "credential": "E2E_UPSTREAM_TOKEN"}],
+    }
+    policy = {"schema": 1, "tenant": tenant, "roles": {"member": {"connectors": {"allow": ["py-stand-in"]}}}}
+    try:
+        for doc, body in (("catalog", catalog), ("policy", policy)):
+            status, answer = admin("PUT", f"tenants/{tenant}/{doc}", body)
+            assert status == 200, f"PUT {doc}: {answer}"
+        status, answer = admin("PUT", f"tenants/{tenant}/members/py1", {"role": "member"})
+        assert status == 200, answer
+        status, answer = admin("POST", f"tenants/{tenant}/members/py1/grants", {"label": "e2e"})
+        assert status == 201, answer
+        yield answer["grant"], recorded
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_execute_tool_reaches_the_upstream(mode, upstream_tenant):
+    grant, recorded = upstream_tenant
+
+    async def body(client):
+        return await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": "a b/c", "view": "full"}})
+
+    recorded.clear()
+    result = connected(grant, mode, body)
+    assert not result.is_error, result
+    assert result.structured_content == {"method": "GET", "path": "/v1/items/a%20b%2Fc", "query": {"view": "full"}}
+    assert [r["path"] for r in recorded] == ["/v1/items/a%20b%2Fc?view=full"]
+    assert recorded[0]["headers"]["authorization"] == f"Bearer {UPSTREAM_CREDENTIAL}"
+    assert grant not in json.dumps(recorded), "the grant is not forwarded"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_execute_tool_refusal_is_invalid_params_and_sends_nothing(mode, upstream_tenant):
+    grant, recorded = upstream_tenant
+
+    async def body(client):
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": ".."}})
+        return raised.value
+
+    recorded.clear()
+    error = connected(grant, mode, body)
+    assert error.code == -32602
+    assert 'arguments.item_id: fills a URL path segment and cannot be "." or ".."' in str(error)
+    assert recorded == []
