@@ -564,3 +564,28 @@ fn operation_rules() {
         )]
     );
 }
+
+#[test]
+fn a_broken_private_connector_is_reported_once_not_again_by_its_connections() {
+    let mut bad = connector("files", vec![tool("files_get")]);
+    bad["origin"] = json!("http://files.example");
+    let doc = json!({"schema": 1, "tenant": "acme", "private_connectors": [bad],
+        "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "FILES"}]});
+    let errors = Catalog::from_value(&doc, &directory())
+        .expect_err("bad origin")
+        .lines();
+    assert_eq!(
+        errors,
+        ["private_connectors[0].origin: invalid origin \"http://files.example\": plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)"]
+    );
+    // A connection naming a connector that was never declared is still an error.
+    let doc = json!({"schema": 1, "tenant": "acme",
+        "connections": [{"id": "x", "connector": "nowhere", "label": "X", "credential": "X"}]});
+    let errors = Catalog::from_value(&doc, &directory())
+        .expect_err("unknown")
+        .lines();
+    assert_eq!(
+        errors,
+        ["connections[0].connector: unknown connector \"nowhere\""]
+    );
+}

@@ -237,6 +237,9 @@ impl Catalog {
         }
         // What is left of each private connector after parsing (names kept, for error paths).
         let mut private_skeletons: Vec<Value> = Vec::new();
+        // Ids of private connectors that failed to parse: their own problems are reported, so
+        // connections naming them are not also called "unknown".
+        let mut broken_ids: Vec<String> = Vec::new();
         if let Some(private) = private {
             let list_path = fields.path("private_connectors");
             let items = match private {
@@ -251,6 +254,11 @@ impl Catalog {
                 let parsed =
                     connector::parse_connector(&item, &at, ConnectorSource::Private, &mut problems);
                 drop_raw_schemas(&mut item);
+                if parsed.is_none() {
+                    if let Some(id) = item.get("id").and_then(Value::as_str) {
+                        broken_ids.push(id.to_owned());
+                    }
+                }
                 private_skeletons.push(item);
                 let Some(connector) = parsed else {
                     continue;
@@ -321,7 +329,8 @@ impl Catalog {
                 .enumerate()
             {
                 let at = list_path.index(i);
-                let Some(connection) = parse_connection(item, &at, &connectors, &mut problems)
+                let Some(connection) =
+                    parse_connection(item, &at, &connectors, &broken_ids, &mut problems)
                 else {
                     continue;
                 };
@@ -441,6 +450,7 @@ fn parse_connection(
     value: &Value,
     path: &JsonPath,
     connectors: &[(Arc<Connector>, JsonPath)],
+    broken_ids: &[String],
     problems: &mut Problems,
 ) -> Option<Connection> {
     const FIELDS: &[&str] = &["id", "connector", "label", "credential", "status"];
@@ -448,7 +458,7 @@ fn parse_connection(
     let id = read_id(&fields, "id", problems);
     let connector = fields.required_str("connector", problems).and_then(|id| {
         let found = connectors.iter().find(|(c, _)| c.id == id).map(|(c, _)| c);
-        if found.is_none() {
+        if found.is_none() && !broken_ids.iter().any(|b| b == id) {
             problems.push(
                 &fields.path("connector"),
                 format!("unknown connector {}", quote(id)),
