@@ -216,6 +216,32 @@ proptest! {
         prop_assert_eq!(json(&a), json(&b));
     }
 
+    /// A query that names a visible connector: coverage through that connector's other
+    /// tools comes from visible tools only, even when withheld tools of the same connector
+    /// cover the query's other words.
+    #[test]
+    fn withheld_tools_of_a_named_connector_change_nothing(
+        pool in tools(20),
+        extra in tools(20),
+        public in tools(20),
+        q in query(),
+        c in prop::sample::select(CONNECTORS),
+        limit in 1..=25usize,
+    ) {
+        let q = format!("{q} {c}");
+        let directory = Directory::build(public);
+        let alone = Index::build(pool.clone());
+        let n = pool.len() as u32;
+        let mut mixed = pool;
+        mixed.extend(extra.into_iter().map(|mut d| { d.connector = c.to_owned(); d }));
+        let big = Index::build(mixed);
+        for dir in [None, Some(&directory)] {
+            let a = run_with(&alone, &Subset::all(&alone), &q, limit, dir);
+            let b = run_with(&big, &Subset::from_ids(&big, 0..n), &q, limit, dir);
+            prop_assert_eq!(json(&a), json(&b));
+        }
+    }
+
     #[test]
     fn results_clear_the_floor_and_respect_the_limit(docs in tools(40), q in query(), limit in 1..=25usize, r in rules()) {
         let index = Index::with_rules(docs, r);

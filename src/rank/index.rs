@@ -601,6 +601,13 @@ impl Index {
             .filter(|&c| visible.connectors.get(c as usize).copied().unwrap_or(false))
             .filter(|&c| names(&self.connectors[c as usize].1))
             .collect();
+        // By label, not by index order, so withheld tools cannot reorder them.
+        let mut named_visible = named_visible;
+        named_visible.sort_by(|&a, &b| {
+            self.connectors[a as usize]
+                .0
+                .cmp(&self.connectors[b as usize].0)
+        });
         let mut products: Vec<ProductHint> = named_visible
             .iter()
             .map(|&c| ProductHint {
@@ -635,8 +642,14 @@ impl Index {
         let mut hits: Vec<Option<TokenHits>> = Vec::with_capacity(qterms.len());
         // Words nobody knows, in a query naming no product of the pool.
         let mut unknown: Vec<String> = Vec::new();
+        // A named visible product's vocabulary: per tool and per connector, the query terms
+        // (first 64) they cover, and each term's idf.
+        let vocab = rules.named_connector_vocabulary && !named_visible.is_empty();
+        let mut doc_mask = vec![0u64; if vocab { self.len() } else { 0 }];
+        let mut conn_mask = vec![0u64; if vocab { self.connectors.len() } else { 0 }];
+        let mut term_idf = [0f64; 64];
 
-        for q in &mut qterms {
+        for (ti, q) in qterms.iter_mut().enumerate() {
             if q.role != Role::Term {
                 hits.push(None);
                 continue;
@@ -672,6 +685,13 @@ impl Index {
                     }
                     score[i] += w[i] as u32;
                     cov[i] += h.idf;
+                    if vocab && ti < 64 {
+                        doc_mask[i] |= 1 << ti;
+                        conn_mask[self.doc_connector[i] as usize] |= 1 << ti;
+                    }
+                }
+                if ti < 64 {
+                    term_idf[ti] = h.idf;
                 }
             }
             for &d in &touched {
@@ -686,6 +706,21 @@ impl Index {
             .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
             .sum();
 
+        if vocab {
+            // Coverage by the named product's own vocabulary (still the caller's pool only).
+            for &d in &cands {
+                let i = d as usize;
+                let c = self.doc_connector[i];
+                if !named_visible.contains(&c) {
+                    continue;
+                }
+                let mut extra = conn_mask[c as usize] & !doc_mask[i];
+                while extra != 0 {
+                    cov[i] += term_idf[extra.trailing_zeros() as usize];
+                    extra &= extra - 1;
+                }
+            }
+        }
         let abstain_product = rules.product_detection
             && named_visible.is_empty()
             && products.iter().any(|p| !p.visible);

@@ -85,6 +85,10 @@ pub struct Rules {
     /// A name token that is a prefix of the query word matches only when at most
     /// [`MAX_PREFIX_TAIL`] characters remain.
     pub short_prefix_tail: bool,
+    /// When the query names a connector the caller can see, a tool of that connector also
+    /// counts as covering a query token that another visible tool of the same connector
+    /// covers (coverage only; the score is the tool's own).
+    pub named_connector_vocabulary: bool,
 }
 
 impl Rules {
@@ -101,6 +105,7 @@ impl Rules {
         unknown_word_abstains: false,
         compound_names_keep_mass: false,
         short_prefix_tail: false,
+        named_connector_vocabulary: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -115,6 +120,7 @@ impl Rules {
         unknown_word_abstains: true,
         compound_names_keep_mass: true,
         short_prefix_tail: true,
+        named_connector_vocabulary: true,
     };
 }
 

@@ -551,6 +551,13 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            "shipped - named connector vocabulary",
+            Rules {
+                named_connector_vocabulary: false,
+                ..s
+            },
+        ),
+        (
             "shipped - compound names keep mass",
             Rules {
                 compound_names_keep_mass: false,
