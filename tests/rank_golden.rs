@@ -266,3 +266,45 @@ fn a_compound_product_word_does_not_meet_its_first_part() {
         names(&r)
     );
 }
+
+/// SPEC §7: coverage(d) is the mass of the tokens *d itself* covers. No rule may lend a tool
+/// the words of its siblings (that would carry every tool of a named product over the floor).
+#[test]
+fn coverage_is_the_mass_of_the_tools_own_matches() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(notion_tools());
+    for query in [
+        "create a notion database comment",
+        "delete notion comment",
+        "rename notion user",
+        "move notion page to trash",
+        "list all notion users",
+    ] {
+        let answer = serde_json::to_value(ask(&index, query, Some(&directory))).unwrap();
+        let shares: std::collections::HashMap<String, f64> = answer["explanation"]["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["token"].as_str().unwrap().to_owned(),
+                    t["mass_share"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        for result in answer["results"].as_array().unwrap() {
+            let own: f64 = result["explain"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| shares[m["token"].as_str().unwrap()])
+                .sum();
+            let coverage = result["coverage"].as_f64().unwrap();
+            assert!(
+                (own - coverage).abs() < 1e-9,
+                "{query}: {} has coverage {coverage} but its own matches carry {own}",
+                result["name"]
+            );
+        }
+    }
+}

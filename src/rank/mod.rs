@@ -87,7 +87,10 @@ pub struct Rules {
     pub short_prefix_tail: bool,
     /// When the query names a connector the caller can see, a tool of that connector also
     /// counts as covering a query token that another visible tool of the same connector
-    /// covers (coverage only; the score is the tool's own).
+    /// covers (coverage only; the score is the tool's own). Measured and **not shipped**: it
+    /// lifts every tool of the named product over the floor when the words are merely spread
+    /// across its tools (`delete notion comment` → any comment tool at coverage 1.0), which is
+    /// the wrong-tool failure the floor exists to stop; see docs/ranking.md.
     pub named_connector_vocabulary: bool,
 }
 
@@ -120,7 +123,7 @@ impl Rules {
         unknown_word_abstains: true,
         compound_names_keep_mass: true,
         short_prefix_tail: true,
-        named_connector_vocabulary: true,
+        named_connector_vocabulary: false,
     };
 }
 
