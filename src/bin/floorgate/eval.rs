@@ -64,19 +64,12 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn load(path: &str) -> Result<Catalog, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
         let mut docs = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line)
-                .map_err(|e| format!("{path}: line {}: not valid JSON: {e}", i + 1))?;
+        for (line, v) in read_jsonl(path)? {
             if v.get("preferred") != Some(&Value::Bool(true)) {
                 continue;
             }
-            docs.push(tools_file::tool(&v).map_err(|e| format!("{path}: line {}: {e}", i + 1))?);
+            docs.push(tools_file::tool(&v).map_err(|e| format!("{path}: line {line}: {e}"))?);
         }
         Ok(Catalog::new(docs))
     }
@@ -105,20 +98,28 @@ impl Catalog {
     }
 }
 
-pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
+/// The non-blank lines of a JSONL file as JSON values, with their 1-based line numbers.
+fn read_jsonl(path: &str) -> Result<Vec<(usize, Value)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line)
+                .map(|v| (i + 1, v))
+                .map_err(|e| format!("{path}: line {}: not valid JSON: {e}", i + 1))
+        })
+        .collect()
+}
+
+pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| format!("{path}: line {}: not valid JSON: {e}", i + 1))?;
+    for (line, v) in read_jsonl(path)? {
         let s = |f: &str| {
             v.get(f)
                 .and_then(Value::as_str)
                 .map(str::to_owned)
-                .ok_or_else(|| format!("{path}: line {}: missing string field `{f}`", i + 1))
+                .ok_or_else(|| format!("{path}: line {line}: missing string field `{f}`"))
         };
         out.push(EvalQuery {
             set: "dust",
