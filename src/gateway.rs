@@ -149,11 +149,11 @@ pub fn call_error(error: CallError) -> Result<CallToolResult, RpcError> {
 impl ToolHost for Surface<'_> {
     type Effect = Effect;
 
-    fn listing(&self) -> &[Tool] {
-        match &self.view {
+    fn listing(&self) -> Result<&[Tool], RpcError> {
+        Ok(match &self.view {
             Ok(view) => &view.listing,
             Err(_) => &self.fallback,
-        }
+        })
     }
 
     fn call(&self, name: &str, arguments: Map<String, Value>) -> HostCall<Effect> {
@@ -171,5 +171,30 @@ impl ToolHost for Surface<'_> {
             Ok(Dispatch::Connected(call)) => HostCall::Pending(Effect::Outbound(call)),
             Err(error) => HostCall::Done(call_error(error)),
         }
+    }
+}
+
+/// The surface of a member whose tenant cannot be loaded (KV down or invalid documents, and no
+/// earlier copy cached): the handshake and `ping` still work; listing and calls say why not.
+pub struct Unavailable(pub RpcError);
+
+impl Unavailable {
+    pub fn tenant_catalog() -> Unavailable {
+        Unavailable(RpcError::new(
+            crate::mcp::code::INTERNAL_ERROR,
+            "this tenant's tool catalog cannot be loaded (KV unavailable or its documents are invalid, and no earlier copy is cached); an operator has been told in the logs",
+        ))
+    }
+}
+
+impl ToolHost for Unavailable {
+    type Effect = Effect;
+
+    fn listing(&self) -> Result<&[Tool], RpcError> {
+        Err(self.0.clone())
+    }
+
+    fn call(&self, _name: &str, _arguments: Map<String, Value>) -> HostCall<Effect> {
+        HostCall::Done(Err(self.0.clone()))
     }
 }

@@ -11,8 +11,8 @@ struct Host {
 /// `echo` answers at once; `slow` needs the shell to do work first.
 impl ToolHost for Host {
     type Effect = String;
-    fn listing(&self) -> &[Tool] {
-        &self.tools
+    fn listing(&self) -> Result<&[Tool], floorgate::mcp::wire::RpcError> {
+        Ok(&self.tools)
     }
     fn call(&self, name: &str, arguments: Map<String, Value>) -> HostCall<String> {
         match name {
@@ -366,4 +366,48 @@ fn pending_calls_finish_with_the_shell_results() {
     let reply = exchange.finish(vec![Ok(CallToolResult::error("upstream said 500"))]);
     assert_eq!(body(&reply)["id"], 7);
     assert_eq!(body(&reply)["result"]["isError"], true);
+}
+
+/// A host whose tools cannot be loaded: only the methods that need tools fail.
+struct Broken;
+
+impl ToolHost for Broken {
+    type Effect = String;
+    fn listing(&self) -> Result<&[Tool], floorgate::mcp::wire::RpcError> {
+        Err(floorgate::mcp::wire::RpcError::new(
+            -32603,
+            "catalog unavailable",
+        ))
+    }
+    fn call(&self, _: &str, _: Map<String, Value>) -> HostCall<String> {
+        HostCall::Done(Err(floorgate::mcp::wire::RpcError::new(
+            -32603,
+            "catalog unavailable",
+        )))
+    }
+}
+
+#[test]
+fn an_unavailable_catalog_fails_listing_and_calls_but_not_the_handshake() {
+    let answer = |body: &str| {
+        let mut exchange = handle(&config(), legacy("2025-11-25"), body.as_bytes(), &Broken);
+        assert!(exchange.take_effects().is_empty());
+        exchange.finish(Vec::new())
+    };
+    let init = answer(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    assert_eq!(body(&init)["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        body(&answer(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))["result"],
+        json!({})
+    );
+    for request in [
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#,
+    ] {
+        let reply = answer(request);
+        assert_eq!((reply.status, body(&reply)["id"].clone()), (200, json!(3)));
+        assert_eq!(body(&reply)["error"]["message"], "catalog unavailable");
+    }
 }

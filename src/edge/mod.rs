@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
 
 use crate::admin::{self, Document, Route};
-use crate::gateway::{Effect, Surface};
+use crate::gateway::{self, Effect, Surface};
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
@@ -285,25 +285,25 @@ async fn serve_mcp(
         page_size: config.page_size,
     };
     let now = clock(&req, config);
-    let tenant = match store::tenant(env, &identity.tenant, now, config.collapse_threshold).await {
-        Ok(tenant) => tenant,
-        // The store has already logged the problem for the operator.
+    // The store logs a load failure for the operator; the member still gets the handshake.
+    let tenant = store::tenant(env, &identity.tenant, now, config.collapse_threshold).await;
+    let mut exchange = match &tenant {
+        Ok(tenant) => mcp::handle(
+            &server,
+            http_in,
+            &body,
+            &Surface::new(&identity, tenant, now),
+        ),
         Err(_) => {
             log.outcome = "tenant_unavailable".into();
-            let error = RpcError::new(
-                mcp::code::INTERNAL_ERROR,
-                "this tenant's tool catalog cannot be loaded (KV unavailable or its documents are invalid, and no earlier copy is cached); an operator has been told in the logs",
-            );
-            // Answer under the request's own id when it has one.
-            let id = match mcp::wire::parse_body(&body) {
-                Ok(mcp::wire::Body::Single(mcp::wire::Message::Request { id, .. })) => Some(id),
-                _ => None,
-            };
-            return json_response(200, &mcp::wire::error_response(id.as_ref(), &error));
+            mcp::handle(
+                &server,
+                http_in,
+                &body,
+                &gateway::Unavailable::tenant_catalog(),
+            )
         }
     };
-    let surface = Surface::new(&identity, &tenant, now);
-    let mut exchange = mcp::handle(&server, http_in, &body, &surface);
     log.method = exchange.method.clone();
     log.tool = exchange.tool.clone();
     let mut results = Vec::new();
@@ -312,6 +312,7 @@ async fn serve_mcp(
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {
+        _ if tenant.is_err() => "tenant_unavailable".into(),
         Some(v) if v.get("error").is_some() => "rpc_error".into(),
         Some(v) if v.pointer("/result/isError") == Some(&Value::Bool(true)) => "tool_error".into(),
         _ => "ok".into(),

@@ -58,8 +58,9 @@ pub struct ServerConfig {
 pub trait ToolHost {
     /// Work the shell must do (an outbound fetch, a Durable Object call) to finish a call.
     type Effect;
-    /// The tools `tools/list` shows, in listing order.
-    fn listing(&self) -> &[Tool];
+    /// The tools `tools/list` shows, in listing order, or why they cannot be listed now
+    /// (methods that need no tools, like `initialize` and `ping`, never ask).
+    fn listing(&self) -> Result<&[Tool], RpcError>;
     /// Runs or prepares a call. Unknown and hidden tools must give the same error.
     fn call(&self, name: &str, arguments: Map<String, Value>) -> HostCall<Self::Effect>;
 }
@@ -488,7 +489,7 @@ fn dispatch_message<H: ToolHost>(
         method::INITIALIZE if era == Era::Handshake => Ok(initialize_result(config, &params)),
         method::PING => Ok(json!({})),
         method::SERVER_DISCOVER => Ok(discover_result(config)),
-        method::TOOLS_LIST => list_tools(config, host.listing(), &params).map(|mut page| {
+        method::TOOLS_LIST => host.listing().and_then(|tools| list_tools(config, tools, &params)).map(|mut page| {
             if let (Era::Stateless(_), Value::Object(map)) = (era, &mut page) {
                 map.insert("ttlMs".into(), json!(0));
                 map.insert("cacheScope".into(), json!("private"));

@@ -443,6 +443,10 @@ describe("catalog: bad documents", () => {
       assert.match(answer.json.error.message, /this tenant's tool catalog cannot be loaded/);
       assert.ok(!answer.text.includes("slack_") && !answer.text.includes("acme"), `nothing of another tenant: ${answer.text}`);
     }
-    // A good write through the admin API repairs it (fresh tenant: nothing cached to wait for).
+    // The handshake does not depend on the catalog: initialize and ping still succeed.
+    const init = await rpc("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e", version: "1" } }, { grant, id: 42, headers: clock.headers() });
+    assert.equal(init.json.result.protocolVersion, "2025-11-25", init.text);
+    const ping = await rpc("ping", {}, { grant, id: 43, headers: { "MCP-Protocol-Version": "2025-11-25", ...clock.headers() } });
+    assert.deepEqual(ping.json.result, {}, ping.text);
   });
 });
