@@ -54,11 +54,6 @@ impl<'a> Surface<'a> {
         }
     }
 
-    /// The prepared view, when the member's role exists in the policy.
-    pub fn view(&self) -> Option<&PreparedView> {
-        self.view.as_deref().ok()
-    }
-
     fn whoami(&self, view: Option<&PreparedView>) -> Value {
         let mut answer = match view {
             Some(v) => control::whoami(&v.view),

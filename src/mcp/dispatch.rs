@@ -35,13 +35,6 @@ impl HttpReply {
             json: None,
         }
     }
-
-    pub fn body_bytes(&self) -> Vec<u8> {
-        self.json
-            .as_ref()
-            .map(|v| serde_json::to_vec(v).unwrap_or_default())
-            .unwrap_or_default()
-    }
 }
 
 /// Identity and tuning of the server, fixed per deployment.
