@@ -308,3 +308,120 @@ fn coverage_is_the_mass_of_the_tools_own_matches() {
         }
     }
 }
+
+fn pool_of(connectors: &[&str]) -> Vec<ToolDoc> {
+    catalog()
+        .into_iter()
+        .filter(|t| connectors.contains(&t.connector.as_str()))
+        .collect()
+}
+
+fn role_of(r: &floorgate::rank::SearchResponse, token: &str) -> Role {
+    let e = r.explanation.as_ref().expect("explain was asked");
+    e.tokens.iter().find(|t| t.token == token).unwrap().role
+}
+
+#[test]
+fn an_argument_phrase_scores_but_carries_no_mass() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(pool_of(&["Jira", "Slack", "GitHub"]));
+    // `for this regression` says what the issue is about, not which tool files it.
+    let r = ask(
+        &index,
+        "log a bug in jira for this regression",
+        Some(&directory),
+    );
+    assert_eq!(role_of(&r, "regression"), Role::ArgumentPhrase);
+    assert_eq!(role_of(&r, "jira"), Role::Term);
+    assert!(names(&r).contains(&"jira_create_issue"), "{:?}", names(&r));
+    let e = r.explanation.as_ref().unwrap();
+    let phrase = e.tokens.iter().find(|t| t.token == "regression").unwrap();
+    assert_eq!(phrase.mass_share, 0.0);
+    // A phrase that names the product says which of its resources is meant: it keeps mass.
+    let r = ask(
+        &index,
+        "post a message into a slack channel",
+        Some(&directory),
+    );
+    assert_eq!(role_of(&r, "channel"), Role::Term);
+    // Without a word outside the phrases but the product's name, nothing is dropped.
+    let r = ask(&index, "jira for bugs", Some(&directory));
+    assert_eq!(role_of(&r, "bugs"), Role::Term);
+    // An identifier has no phrases: it is a guessed tool name.
+    let r = ask(&index, "add_user_to_group", Some(&directory));
+    assert!(r
+        .explanation
+        .unwrap()
+        .tokens
+        .iter()
+        .all(|t| t.role != Role::ArgumentPhrase));
+    // Without a product of the pool named, phrases keep their mass (the seed stays empty).
+    let notion = Index::build(notion_tools());
+    let r = ask(&notion, "list schedules for cal.com", Some(&directory));
+    assert!(r.results.is_empty(), "{:?}", names(&r));
+    // The literal rules have no phrases.
+    let literal = Index::with_rules(pool_of(&["Jira"]), Rules::LITERAL);
+    let r = ask(&literal, "log a bug in jira for this regression", None);
+    assert_ne!(role_of(&r, "regression"), Role::ArgumentPhrase);
+}
+
+#[test]
+fn relative_dates_are_argument_values() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(pool_of(&["HubSpot", "Jira"]));
+    let r = ask(
+        &index,
+        "show my jira issues due next week",
+        Some(&directory),
+    );
+    assert_eq!(role_of(&r, "next"), Role::ArgumentValue);
+    assert_eq!(role_of(&r, "week"), Role::ArgumentValue);
+    let r = ask(&index, "jira issues updated yesterday", Some(&directory));
+    assert_eq!(role_of(&r, "yesterday"), Role::ArgumentValue);
+    // `next` alone is an ordinary word (`next page`).
+    let r = ask(&index, "get the next page of jira issues", Some(&directory));
+    assert_eq!(role_of(&r, "next"), Role::Term);
+}
+
+/// A long description that happens to hold the query's words is not a match by itself.
+#[test]
+fn a_result_needs_a_query_word_in_its_name_or_label() {
+    let directory = Directory::build(catalog());
+    let pool = pool_of(&["Sentry", "Notion"]);
+    let index = Index::build(pool.clone());
+    // Sentry's snapshot tool says "List available snapshots": a description-only match.
+    let q = "list available status pages";
+    let r = ask(&index, q, Some(&directory));
+    assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    let reason = r.explanation.unwrap().reason.unwrap();
+    assert!(
+        reason.contains("a description alone does not count"),
+        "{reason}"
+    );
+    let unanchored = Index::with_rules(
+        pool,
+        Rules {
+            name_anchor: false,
+            ..Rules::SHIPPED
+        },
+    );
+    let r = ask(&unanchored, q, Some(&directory));
+    assert_eq!(names(&r)[0], "get_latest_base_snapshot");
+    // Every result the shipped rules return matches a query word in its name or label.
+    let index = Index::build(pool_of(&["Shopify", "Jira", "Slack"]));
+    for q in [
+        "post a message to a slack channel",
+        "add a comment to a jira issue",
+        "list shopify products",
+        "list available status pages",
+    ] {
+        let r = ask(&index, q, Some(&directory));
+        for result in &r.results {
+            let m = result.explain.as_ref().unwrap();
+            assert!(
+                m.iter().any(|f| f.name.is_some() || f.connector),
+                "{q}: {m:?}"
+            );
+        }
+    }
+}

@@ -39,6 +39,15 @@ const WORDS: &[&str] = &[
     "ServiceNow",
     "fathom",
     "up",
+    // Argument phrases, clause ends and relative dates (shipped rules).
+    "for",
+    "with",
+    "to",
+    "and",
+    "next",
+    "week",
+    "tomorrow",
+    "jira",
 ];
 const CONNECTORS: &[&str] = &["Notion", "Cal.com", "Jira", "GitHub"];
 

@@ -14,9 +14,9 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "him",
     "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "mine", "my", "of",
     "on", "or", "our", "ours", "please", "she", "should", "so", "some", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "via",
-    "was", "we", "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will",
-    "with", "would", "you", "your", "yours",
+    "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "up",
+    "us", "via", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "whose",
+    "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 pub fn is_function_word(token: &str) -> bool {
@@ -48,6 +48,10 @@ pub enum Role {
     /// the pool: an incidental word ("tomorrow", "colleague"). No mass. (Without a named
     /// product, an unknown word may name a product the gateway does not offer: it keeps mass.)
     UnknownWord,
+    /// Inside an argument phrase (`for this regression`, `about pricing`) of a query that names
+    /// a product of the pool: it still adds to a tool's score, but carries no mass, so it can
+    /// neither lift a tool over the floor nor hold the right one under it.
+    ArgumentPhrase,
 }
 
 /// One token of the query, in query order.
@@ -58,14 +62,58 @@ pub struct RawToken {
     /// A PascalCase word kept whole (`ServiceNow` → `servicenow`): matched as one word, never
     /// by prefix.
     pub whole: bool,
+    /// In a prose query, the argument phrase this token is in (numbered from 1; 0 = none): a
+    /// phrase opened by an argument preposition (`for this regression`, `about pricing`, `to
+    /// csv`) names what the call acts on, not the tool.
+    pub phrase: u32,
 }
+
+/// Prepositions that open an argument phrase in a prose query: what follows says what the call
+/// is for or acts on (`… for this regression`, `… about pricing`, `… to csv`), not which
+/// capability is wanted. `in`, `on`, `of` and `at` are not here: they mostly name the product or
+/// the resource (`in jira`, `details of an event`).
+pub const PHRASE_PREPOSITIONS: &[&str] = &[
+    "about", "as", "by", "for", "from", "into", "through", "to", "via", "with",
+];
+
+/// Days named relative to now: argument values, like a date (`… due tomorrow`).
+const RELATIVE_DAYS: &[&str] = &["today", "tomorrow", "tonight", "yesterday"];
+/// `last week`, `next quarter`, `past month`: a period relative to now is an argument value.
+const RELATIVE_LEADS: &[&str] = &["last", "next", "past"];
+const PERIODS: &[&str] = &[
+    "day",
+    "days",
+    "friday",
+    "hour",
+    "hours",
+    "monday",
+    "month",
+    "months",
+    "quarter",
+    "saturday",
+    "sunday",
+    "thursday",
+    "tuesday",
+    "wednesday",
+    "week",
+    "weekend",
+    "weeks",
+    "year",
+    "years",
+];
+
+/// Words that close an argument phrase: a new clause may name a new capability (`… as read and
+/// move it`).
+const PHRASE_ENDS: &[&str] = &["and", "but", "or", "then"];
 
 /// Splits a query into tokens and tags function words and (optionally) argument values. With
 /// `compounds`, a PascalCase word (`ServiceNow`, `HubSpot`) is one token, the way product
 /// names are spelled.
 pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawToken> {
     let mut out = Vec::new();
-    let mut push = |text: &str, value: bool, whole: bool| {
+    let mut phrase = 0;
+    let mut phrases = 0;
+    let mut push = |text: &str, value: bool, whole: bool, phrase: u32| {
         let role = if value {
             Role::ArgumentValue
         } else if is_function_word(text) || is_lone_letter(text) {
@@ -77,24 +125,49 @@ pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawTo
             text: text.to_owned(),
             role,
             whole,
+            phrase,
         });
     };
     if !argument_values {
-        for_each_token(query, |t, _, _| push(t, false, false));
+        for_each_token(query, |t, _, _| push(t, false, false, 0));
         return out;
     }
-    for (word, quoted) in words(query) {
-        let value = quoted || is_value_word(word);
+    let words = words(query);
+    // A single word is an identifier (a guessed tool name): `add_user_to_group` has no phrases.
+    let prose = words.len() > 1;
+    for (i, &(word, quoted)) in words.iter().enumerate() {
+        let bare = word
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if prose && !quoted && i > 0 && PHRASE_PREPOSITIONS.contains(&bare.as_str()) {
+            phrases += 1;
+            phrase = phrases;
+        } else if !quoted && PHRASE_ENDS.contains(&bare.as_str()) {
+            phrase = 0;
+        }
+        let lower = |w: Option<&(&str, bool)>| {
+            w.map(|(w, _)| {
+                w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase()
+            })
+        };
+        let relative = RELATIVE_DAYS.contains(&bare.as_str())
+            || (RELATIVE_LEADS.contains(&bare.as_str())
+                && lower(words.get(i + 1)).is_some_and(|n| PERIODS.contains(&n.as_str())))
+            || (PERIODS.contains(&bare.as_str())
+                && i > 0
+                && lower(words.get(i - 1)).is_some_and(|p| RELATIVE_LEADS.contains(&p.as_str())));
+        let value = quoted || is_value_word(word) || (prose && relative);
         if compounds && !value {
             if let Some(w) = pascal_compound(word) {
-                push(&w, false, true);
+                push(&w, false, true, phrase);
                 continue;
             }
         }
         for_each_token(word, |t, _, _| {
             // Bare numbers inside an identifier (`get_v2_item`) are values too.
             let number = t.chars().all(|c| c.is_numeric());
-            push(t, value || number, false)
+            push(t, value || number, false, phrase)
         });
     }
     out

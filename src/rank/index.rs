@@ -16,6 +16,10 @@ use super::{
 };
 use crate::tokenize::for_each_token;
 
+/// Marks a name or connector-label match in the per-term weight scratch (weights stay far
+/// below it).
+const ANCHOR_HIT: u8 = 0x80;
+
 /// A tool as the ranker sees it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolDoc {
@@ -215,6 +219,9 @@ struct QueryTerm {
     role: Role,
     /// Matched as a whole word only, never by prefix (a PascalCase query word).
     whole: bool,
+    /// The argument phrase of its first occurrence (0 = none; any occurrence outside a
+    /// phrase makes it 0).
+    phrase: u32,
 }
 
 /// Per-token matching state, gathered over the visible pool.
@@ -489,12 +496,16 @@ impl Index {
                     if raw.role == Role::Term {
                         q.role = Role::Term;
                     }
+                    if raw.phrase == 0 {
+                        q.phrase = 0;
+                    }
                 }
                 None => out.push(QueryTerm {
                     token: raw.text,
                     term,
                     role: raw.role,
                     whole: raw.whole,
+                    phrase: raw.phrase,
                 }),
             }
         }
@@ -521,7 +532,7 @@ impl Index {
             if name {
                 // Exact beats prefix; several prefix tokens count once.
                 if cur == 0 {
-                    w[d as usize] = weight;
+                    w[d as usize] = weight | ANCHOR_HIT;
                 }
             } else {
                 w[d as usize] = cur + weight;
@@ -551,6 +562,9 @@ impl Index {
         if let Some(p) = p {
             for &d in &p.label {
                 add(d, CONNECTOR_LABEL as u8, false, w);
+                if visible.contains(d) {
+                    w[d as usize] |= ANCHOR_HIT;
+                }
             }
             for &d in &p.desc {
                 add(d, DESCRIPTION_TOKEN as u8, false, w);
@@ -633,11 +647,16 @@ impl Index {
         // Without a visible product named, an unknown word may be the name of a product the
         // gateway does not know: it keeps its mass.
         let product_in_pool = !named_visible.is_empty();
+        if rules.argument_phrases && product_in_pool {
+            self.mark_argument_phrases(&mut qterms, &named_visible);
+        }
 
         let mut w = vec![0u8; self.len()];
         let mut touched: Vec<DocId> = Vec::new();
         let mut score = vec![0u32; self.len()];
         let mut cov = vec![0f64; self.len()];
+        // Rule `name_anchor`: a term with mass matched the tool's name or connector label.
+        let mut anchor = vec![false; self.len()];
         let mut cands: Vec<DocId> = Vec::new();
         let mut hits: Vec<Option<TokenHits>> = Vec::with_capacity(qterms.len());
         // Words nobody knows, in a query naming no product of the pool.
@@ -650,14 +669,14 @@ impl Index {
         let mut term_idf = [0f64; 64];
 
         for (ti, q) in qterms.iter_mut().enumerate() {
-            if q.role != Role::Term {
+            if q.role != Role::Term && q.role != Role::ArgumentPhrase {
                 hits.push(None);
                 continue;
             }
             touched.clear();
             self.gather(&q.term, q.whole, visible, &mut w, &mut touched);
             let df = touched.len();
-            if df == 0 && rules.prose_words_no_mass {
+            if df == 0 && q.role == Role::Term && rules.prose_words_no_mass {
                 if let Some(dir) = req.directory.map(Directory::index) {
                     if !dir.names_term(&q.term, q.whole) {
                         if rules.compound_names_keep_mass && dir.compound_term(&q.term) {
@@ -677,20 +696,28 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
-            if q.role == Role::Term {
+            // An argument phrase's word scores; only a term also covers and carries mass.
+            let term = q.role == Role::Term;
+            if term || q.role == Role::ArgumentPhrase {
                 for &d in &touched {
                     let i = d as usize;
                     if score[i] == 0 {
                         cands.push(d);
                     }
-                    score[i] += w[i] as u32;
+                    score[i] += (w[i] & !ANCHOR_HIT) as u32;
+                    if !term {
+                        continue;
+                    }
                     cov[i] += h.idf;
+                    if w[i] & ANCHOR_HIT != 0 && h.idf > 0.0 {
+                        anchor[i] = true;
+                    }
                     if vocab && ti < 64 {
                         doc_mask[i] |= 1 << ti;
                         conn_mask[self.doc_connector[i] as usize] |= 1 << ti;
                     }
                 }
-                if ti < 64 {
+                if term && ti < 64 {
                     term_idf[ti] = h.idf;
                 }
             }
@@ -753,8 +780,11 @@ impl Index {
             .collect();
 
         // The floor is a gate after ranking: it never reorders, it only cuts.
+        let anchored = |c: &Cand| !rules.name_anchor || anchor[c.id as usize];
         let passes = |c: &Cand| {
-            !abstain_product && !abstain_unknown && (c.exact || (mass > 0.0 && c.coverage >= FLOOR))
+            !abstain_product
+                && !abstain_unknown
+                && (c.exact || (mass > 0.0 && c.coverage >= FLOOR && anchored(c)))
         };
         let limit = req.limit.get();
         let mut passing: Vec<Cand> = ranked.iter().copied().filter(passes).collect();
@@ -808,6 +838,8 @@ impl Index {
             let mut reason = None;
             let mut best_rejected = None;
             if results.is_empty() {
+                // Tools over the floor that only the anchor rule held back.
+                let unanchored = ranked.iter().any(|c| c.coverage >= FLOOR && !anchored(c));
                 top_k(&mut ranked, 1, |a, b| self.order(a, b));
                 best_rejected = ranked.first().map(|c| {
                     let fm = self.field_matches(c.id, &qterms);
@@ -844,6 +876,11 @@ impl Index {
                 } else if mass == 0.0 {
                     "no query token carries mass (only function words or argument values)"
                         .to_owned()
+                } else if let Some(b) = best_rejected.as_ref().filter(|_| unanchored) {
+                    format!(
+                        "no tool covers {FLOOR} of the query's IDF mass with a query word in its name or connector label (a description alone does not count); the best candidate covers {:.3}",
+                        b.coverage
+                    )
                 } else if let Some(b) = &best_rejected {
                     format!(
                         "no tool covers {FLOOR} of the query's IDF mass; the best candidate covers {:.3}",
@@ -872,6 +909,37 @@ impl Index {
         }
     }
 
+    /// Rule `argument_phrases`: the words of argument phrases lose their mass, only if a word
+    /// outside the phrases other than a product's name keeps mass (`jira for bugs` stays as
+    /// it is). A phrase that names the product (`into a Notion database`, `for a salesforce
+    /// object`) says which of its resources is meant: it keeps its mass.
+    fn mark_argument_phrases(&self, qterms: &mut [QueryTerm], named_visible: &[u32]) {
+        let product_word = |t: &str| {
+            named_visible.iter().any(|&c| {
+                self.connectors[c as usize]
+                    .1
+                    .iter()
+                    .any(|w| w.whole == t || w.parts.iter().any(|p| p == t))
+            })
+        };
+        let anchored = qterms
+            .iter()
+            .any(|q| q.role == Role::Term && q.phrase == 0 && !product_word(&q.term));
+        if !anchored {
+            return;
+        }
+        let naming: Vec<u32> = qterms
+            .iter()
+            .filter(|q| q.phrase != 0 && product_word(&q.term))
+            .map(|q| q.phrase)
+            .collect();
+        for q in qterms.iter_mut() {
+            if q.role == Role::Term && q.phrase != 0 && !naming.contains(&q.phrase) {
+                q.role = Role::ArgumentPhrase;
+            }
+        }
+    }
+
     /// Exact whole-name first, then score desc, coverage desc, name by codepoint.
     fn order(&self, a: &Cand, b: &Cand) -> Ordering {
         b.exact
@@ -895,7 +963,10 @@ impl Index {
                 .is_some_and(|tid| field.binary_search(tid).is_ok())
         };
         let mut out = Vec::new();
-        for q in qterms.iter().filter(|q| q.role == Role::Term) {
+        for q in qterms
+            .iter()
+            .filter(|q| matches!(q.role, Role::Term | Role::ArgumentPhrase))
+        {
             let t = q.term.as_str();
             let (name, name_token) = if has(&dt.name, t) {
                 (Some("exact"), None)

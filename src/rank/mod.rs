@@ -18,7 +18,7 @@ mod explain;
 mod index;
 mod synonyms;
 
-pub use analyze::{stem, Role, FUNCTION_WORDS};
+pub use analyze::{stem, Role, FUNCTION_WORDS, PHRASE_PREPOSITIONS};
 pub use directory::Directory;
 pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
 pub use index::{Index, Subset, ToolDoc};
@@ -92,6 +92,16 @@ pub struct Rules {
     /// across its tools (`delete notion comment` → any comment tool at coverage 1.0), which is
     /// the wrong-tool failure the floor exists to stop; see docs/ranking.md.
     pub named_connector_vocabulary: bool,
+    /// In a prose query that names a connector the caller can see, the words of an argument
+    /// phrase ([`PHRASE_PREPOSITIONS`]: `… for this regression`, `… about pricing`) carry no
+    /// mass, but still score, when words outside the phrases other than the product's name
+    /// keep some. The product's own name keeps its mass wherever it stands.
+    pub argument_phrases: bool,
+    /// A result must match at least one query term that carries mass in its name or its
+    /// connector label: a long description that happens to hold the query's words
+    /// (`list available status pages` → a snapshot tool that says "List available snapshots")
+    /// cannot carry a tool over the floor alone.
+    pub name_anchor: bool,
 }
 
 impl Rules {
@@ -109,6 +119,8 @@ impl Rules {
         compound_names_keep_mass: false,
         short_prefix_tail: false,
         named_connector_vocabulary: false,
+        argument_phrases: false,
+        name_anchor: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -124,6 +136,8 @@ impl Rules {
         compound_names_keep_mass: true,
         short_prefix_tail: true,
         named_connector_vocabulary: false,
+        argument_phrases: true,
+        name_anchor: true,
     };
 }
 

@@ -22,6 +22,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
   --json            print the figures as one JSON object instead of a table
+  --failures        list every miss and wrong tool of the shipped rules, with its tokens and reason
+  --failures-of L   the same for the ablation labelled L (as --ablation prints it)
 ";
 
 /// splitmix64: small, seedable, identical everywhere.
@@ -456,6 +458,9 @@ fn show_failures(
                             b.name, b.coverage, b.missed
                         );
                     }
+                    if let Some(reason) = &e.reason {
+                        println!("  reason: {reason}");
+                    }
                 }
             }
         }
@@ -560,6 +565,20 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            "shipped - name anchor",
+            Rules {
+                name_anchor: false,
+                ..s
+            },
+        ),
+        (
+            "shipped - argument phrases",
+            Rules {
+                argument_phrases: false,
+                ..s
+            },
+        ),
+        (
             "shipped - compound names keep mass",
             Rules {
                 compound_names_keep_mass: false,
@@ -591,6 +610,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let ablation = args.switch("--ablation");
     let json = args.switch("--json");
     let failures = args.switch("--failures");
+    let failures_of: Option<String> = args.value("--failures-of")?;
     let pos = args.positionals()?;
     if !pos.is_empty() {
         return Err(format!("unexpected argument `{}`", pos[0]));
@@ -629,8 +649,16 @@ pub fn run(mut args: Args) -> Result<(), String> {
     #[cfg(feature = "bm25-baseline")]
     rankers.push(Box::new(Bm25 { cat: &cat }));
 
-    if failures {
-        let ours = Ours::new("shipped", &cat, Rules::SHIPPED, true);
+    if failures || failures_of.is_some() {
+        let rules = match &failures_of {
+            None => Rules::SHIPPED,
+            Some(label) => ablations()
+                .into_iter()
+                .find(|(l, _)| l == label)
+                .map(|(_, r)| r)
+                .ok_or_else(|| format!("--failures-of: no ablation is labelled `{label}`"))?,
+        };
+        let ours = Ours::new("shipped", &cat, rules, true);
         for ((_, qs), pools) in sets.iter().zip(&pools) {
             show_failures(&ours, &cat, qs, pools);
         }
