@@ -18,7 +18,7 @@ use crate::catalog::{
 use crate::control::{self, ControlOp, ControlOpKind, SearchRequest, EXECUTE_TOOL, SEARCH_TOOLS};
 use crate::outbound::{check_arguments, ArgumentError};
 use crate::policy::{Access, Policy, UnknownRole};
-use crate::scaffold::{frozen_field_note, merged_connection_note};
+use crate::scaffold::{frozen_field_note, merged_connection_note, with_notes};
 
 /// The argument a merged tool gains to pick one of the member's visible accounts.
 pub const CONNECTION_ARGUMENT: &str = "connection";
@@ -510,15 +510,6 @@ fn schema_without<'a>(schema: &Value, fields: impl Iterator<Item = &'a String> +
         required.retain(|r| !r.as_str().is_some_and(|r| removed.iter().any(|f| *f == r)));
     }
     schema
-}
-
-/// A description with the scaffolding notes appended.
-fn with_notes(description: &str, notes: &[String]) -> String {
-    if notes.is_empty() {
-        description.to_owned()
-    } else {
-        format!("{}\n\n{}", description.trim_end(), notes.join(" "))
-    }
 }
 
 /// Builds the advertised form of one tool over the member's usable connections (sorted).

@@ -425,3 +425,40 @@ fn a_result_needs_a_query_word_in_its_name_or_label() {
         }
     }
 }
+
+/// An account label or a frozen value the gateway wrote into a description anchors a result
+/// like a connector label; the same word in a vendor's own prose does not.
+#[test]
+fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
+    use floorgate::scaffold::{frozen_field_note, merged_connection_note, with_notes};
+    let mut pool = pool_of(&["GitHub", "Notion"]);
+    for tool in &mut pool {
+        let notes = match tool.connector.as_str() {
+            "GitHub" if tool.name == "list_issues" => {
+                vec![frozen_field_note("owner", &serde_json::json!("acme"))]
+            }
+            "Notion" => vec![merged_connection_note(&["Sales", "Ops"])],
+            _ => continue,
+        };
+        tool.description = with_notes(&tool.description, &notes);
+    }
+    pool.push(ToolDoc {
+        name: "get_widget".into(),
+        connector: "Widgets".into(),
+        description: "Reads one widget of the Acme catalog, as Sales sees it.".into(),
+        input_schema: serde_json::json!({"type": "object"}).into(),
+    });
+    let index = Index::build(pool);
+    let r = ask(&index, "acme", None);
+    assert_eq!(names(&r), ["list_issues"]);
+    let r = ask(&index, "sales", None);
+    assert!(!r.results.is_empty());
+    assert!(
+        r.results.iter().all(|t| t.connector == "Notion"),
+        "{:?}",
+        names(&r)
+    );
+    // Without its note, the same word anchors nothing.
+    let r = ask(&index, "catalog", None);
+    assert!(r.results.is_empty(), "{:?}", names(&r));
+}

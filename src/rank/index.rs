@@ -71,6 +71,9 @@ pub struct Index {
     /// Distinct connector labels and their terms; `doc_connector` points into it.
     connectors: Vec<(String, Vec<LabelWord>)>,
     doc_connector: Vec<u32>,
+    /// Per term, the tools whose scaffolding notes interpolate it (an account label, a frozen
+    /// value): description words that still anchor a result, like a connector label.
+    note_terms: HashMap<TermId, Vec<DocId>>,
 }
 
 /// The caller's visible part of an [`Index`]. Build it from the same index it is used with.
@@ -264,6 +267,7 @@ impl Index {
             doc_terms: Vec::with_capacity(docs.len()),
             connectors: Vec::new(),
             doc_connector: Vec::with_capacity(docs.len()),
+            note_terms: HashMap::new(),
         };
         let mut connector_ids: HashMap<String, u32> = HashMap::new();
         let mut scratch = Vec::new();
@@ -311,6 +315,12 @@ impl Index {
             }
             for &t in param.iter() {
                 ix.postings[t as usize].param.push(id);
+            }
+            let notes = crate::scaffold::note_values(&doc.description);
+            if !notes.is_empty() {
+                for &t in field(&mut ix, &mut notes.into_iter(), &[], true).iter() {
+                    ix.note_terms.entry(t).or_default().push(id);
+                }
             }
             ix.doc_terms.push(DocTerms {
                 name,
@@ -360,6 +370,7 @@ impl Index {
         }
         self.dict.shrink_to_fit();
         self.by_name.shrink_to_fit();
+        self.note_terms.shrink_to_fit();
     }
 
     pub fn rules(&self) -> Rules {
@@ -407,7 +418,8 @@ impl Index {
             })
             .sum();
         let n: usize = self.by_name.keys().map(|k| k.len() + 16 + 24 + 8).sum();
-        p + t + d + n + 4 * self.name_terms.len() + 4 * self.doc_connector.len()
+        let notes: usize = self.note_terms.values().map(|v| 4 + 24 + 4 * v.len()).sum();
+        p + t + d + n + notes + 4 * self.name_terms.len() + 4 * self.doc_connector.len()
     }
 
     fn term(&self, t: &str) -> Option<&Postings> {
@@ -568,6 +580,16 @@ impl Index {
             }
             for &d in &p.desc {
                 add(d, DESCRIPTION_TOKEN as u8, false, w);
+            }
+            let noted = (!self.note_terms.is_empty())
+                .then(|| self.dict.get(term).and_then(|t| self.note_terms.get(t)))
+                .flatten();
+            if let Some(noted) = noted {
+                for &d in noted {
+                    if visible.contains(d) {
+                        w[d as usize] |= ANCHOR_HIT;
+                    }
+                }
             }
             for &d in &p.param {
                 add(d, PARAMETER_NAME as u8, false, w);
