@@ -407,6 +407,25 @@ fn a_result_needs_a_query_word_in_its_name_or_label() {
     );
     let r = ask(&unanchored, q, Some(&directory));
     assert_eq!(names(&r)[0], "get_latest_base_snapshot");
+    // A name met only through a synonym (`show` → `list`) does not anchor: the verb alone
+    // would carry a description of products over the floor for a Statuspage query.
+    let shop = pool_of(&["Shopify", "Jira"]);
+    let q = "show active incidents on the status page";
+    let r = ask(&Index::build(shop.clone()), q, Some(&directory));
+    assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    let synonym_anchored = Index::with_rules(
+        shop,
+        Rules {
+            synonym_anchors: true,
+            ..Rules::SHIPPED
+        },
+    );
+    let r = ask(&synonym_anchored, q, Some(&directory));
+    assert!(
+        names(&r).contains(&"shopify_list_products"),
+        "{q}: {:?}",
+        names(&r)
+    );
     // Every result the shipped rules return matches a query word in its name or label.
     let index = Index::build(pool_of(&["Shopify", "Jira", "Slack"]));
     for q in [
@@ -461,4 +480,27 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
     // Without its note, the same word anchors nothing.
     let r = ask(&index, "catalog", None);
     assert!(r.results.is_empty(), "{:?}", names(&r));
+}
+
+/// `exact`, `specific`, `different` narrow the data in prose, never the capability; in a
+/// guessed tool name they are part of the name.
+#[test]
+fn prose_modifiers_carry_no_mass_but_identifiers_keep_them() {
+    let directory = Directory::build(catalog());
+    let index = Index::build(pool_of(&["Salesforce", "HubSpot", "Affinity"]));
+    let q = "find the exact api name for a salesforce object";
+    let r = ask(&index, q, Some(&directory));
+    assert_eq!(role_of(&r, "exact"), Role::FunctionWord);
+    assert!(
+        r.results.iter().any(|t| t.connector == "Salesforce"),
+        "{q}: {:?}",
+        names(&r)
+    );
+    let r = ask(&index, "get_affinity_specific", Some(&directory));
+    assert_eq!(role_of(&r, "specific"), Role::Term);
+    assert_eq!(names(&r)[0], "affinity_get_specific_note");
+    // The literal rules have no such list.
+    let literal = Index::with_rules(pool_of(&["Salesforce"]), Rules::LITERAL);
+    let r = ask(&literal, q, None);
+    assert_eq!(role_of(&r, "exact"), Role::Term);
 }

@@ -48,7 +48,7 @@ fn f(v: &Value, k: &str) -> f64 {
 fn shipped_rules_hold_their_figures() {
     let v = eval();
     let dust = figures(&v, "dust", "shipped");
-    assert!(f(dust, "hit5") >= 0.845, "dust hit@5 {dust}");
+    assert!(f(dust, "hit5") >= 0.85, "dust hit@5 {dust}");
     assert!(f(dust, "wrong") <= 0.01, "dust wrong-tool rate {dust}");
     let guessed = figures(&v, "guessed", "shipped");
     assert!(f(guessed, "hit5") >= 0.95, "guessed hit@5 {guessed}");

@@ -195,6 +195,26 @@ const PERIODS: &[&str] = &[
     "years",
 ];
 
+/// Degree and focus modifiers (`the exact api name`, `a specific page`): in prose they narrow
+/// the data a call acts on, never the capability, so they count as function words there. In an
+/// identifier (`get_affinity_specific`) they are part of a tool's name and keep their mass.
+pub const PROSE_MODIFIERS: &[&str] = &[
+    "actually",
+    "also",
+    "certain",
+    "different",
+    "exact",
+    "exactly",
+    "particular",
+    "quite",
+    "really",
+    "same",
+    "specific",
+    "specifically",
+    "various",
+    "very",
+];
+
 /// Words that close an argument phrase: a new clause may name a new capability (`… as read and
 /// move it`).
 const PHRASE_ENDS: &[&str] = &["and", "but", "or", "then"];
@@ -206,10 +226,10 @@ pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawTo
     let mut out = Vec::new();
     let mut phrase = 0;
     let mut phrases = 0;
-    let mut push = |text: &str, value: bool, whole: bool, phrase: u32| {
+    let mut push = |text: &str, value: bool, modifier: bool, whole: bool, phrase: u32| {
         let role = if value {
             Role::ArgumentValue
-        } else if is_function_word(text) || is_lone_letter(text) {
+        } else if modifier || is_function_word(text) || is_lone_letter(text) {
             Role::FunctionWord
         } else {
             Role::Term
@@ -222,7 +242,7 @@ pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawTo
         });
     };
     if !argument_values {
-        for_each_token(query, |t, _, _| push(t, false, false, 0));
+        for_each_token(query, |t, _, _| push(t, false, false, false, 0));
         return out;
     }
     let words = words(query);
@@ -251,16 +271,17 @@ pub fn analyze(query: &str, argument_values: bool, compounds: bool) -> Vec<RawTo
                 && i > 0
                 && lower(words.get(i - 1)).is_some_and(|p| RELATIVE_LEADS.contains(&p.as_str())));
         let value = quoted || is_value_word(word) || (prose && relative);
+        let modifier = prose && !quoted && PROSE_MODIFIERS.contains(&bare.as_str());
         if compounds && !value {
             if let Some(w) = pascal_compound(word) {
-                push(&w, false, true, phrase);
+                push(&w, false, false, true, phrase);
                 continue;
             }
         }
         for_each_token(word, |t, _, _| {
             // Bare numbers inside an identifier (`get_v2_item`) are values too.
             let number = t.chars().all(|c| c.is_numeric());
-            push(t, value || number, false, phrase)
+            push(t, value || number, modifier, false, phrase)
         });
     }
     out

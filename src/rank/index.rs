@@ -533,7 +533,13 @@ impl Index {
         w: &mut [u8],
         touched: &mut Vec<DocId>,
     ) {
-        let mut add = |d: DocId, weight: u8, name: bool, w: &mut [u8]| {
+        // What a name match sets besides its weight; a synonym's only with `synonym_anchors`.
+        let synonym_anchor = if self.rules.synonym_anchors {
+            ANCHOR_HIT
+        } else {
+            0
+        };
+        let mut add = |d: DocId, weight: u8, name: Option<u8>, w: &mut [u8]| {
             if !visible.contains(d) {
                 return;
             }
@@ -541,10 +547,10 @@ impl Index {
             if cur == 0 {
                 touched.push(d);
             }
-            if name {
+            if let Some(anchor) = name {
                 // Exact beats prefix; several prefix tokens count once.
                 if cur == 0 {
-                    w[d as usize] = weight | ANCHOR_HIT;
+                    w[d as usize] = weight | anchor;
                 }
             } else {
                 w[d as usize] = cur + weight;
@@ -553,13 +559,13 @@ impl Index {
         let p = self.term(term);
         if let Some(p) = p {
             for &d in &p.name {
-                add(d, EXACT_NAME_TOKEN as u8, true, w);
+                add(d, EXACT_NAME_TOKEN as u8, Some(ANCHOR_HIT), w);
             }
         }
         if !whole {
             self.prefix_terms(term, |id| {
                 for &d in &self.postings[id as usize].name {
-                    add(d, NAME_PREFIX as u8, true, w);
+                    add(d, NAME_PREFIX as u8, Some(ANCHOR_HIT), w);
                 }
             });
         }
@@ -567,19 +573,19 @@ impl Index {
         for a in alts {
             if let Some(p) = self.term(a) {
                 for &d in &p.name {
-                    add(d, SYNONYM_NAME as u8, true, w);
+                    add(d, SYNONYM_NAME as u8, Some(synonym_anchor), w);
                 }
             }
         }
         if let Some(p) = p {
             for &d in &p.label {
-                add(d, CONNECTOR_LABEL as u8, false, w);
+                add(d, CONNECTOR_LABEL as u8, None, w);
                 if visible.contains(d) {
                     w[d as usize] |= ANCHOR_HIT;
                 }
             }
             for &d in &p.desc {
-                add(d, DESCRIPTION_TOKEN as u8, false, w);
+                add(d, DESCRIPTION_TOKEN as u8, None, w);
             }
             let noted = (!self.note_terms.is_empty())
                 .then(|| self.dict.get(term).and_then(|t| self.note_terms.get(t)))
@@ -592,7 +598,7 @@ impl Index {
                 }
             }
             for &d in &p.param {
-                add(d, PARAMETER_NAME as u8, false, w);
+                add(d, PARAMETER_NAME as u8, None, w);
             }
         }
         // A synonym in a description or parameter name counts only for a tool that covers the
@@ -601,7 +607,7 @@ impl Index {
             if let Some(p) = self.term(a) {
                 for &d in p.desc.iter().chain(&p.param) {
                     if w[d as usize] == 0 {
-                        add(d, DESCRIPTION_TOKEN as u8, false, w);
+                        add(d, DESCRIPTION_TOKEN as u8, None, w);
                     }
                 }
             }

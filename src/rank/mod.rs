@@ -102,6 +102,11 @@ pub struct Rules {
     /// (`list available status pages` → a snapshot tool that says "List available snapshots")
     /// cannot carry a tool over the floor alone.
     pub name_anchor: bool,
+    /// A name that matches a query word only through a synonym (`show` → `list_products`) also
+    /// anchors a result. Measured and **not shipped**: a synonym says a tool might do what the
+    /// word asks, not that the query named it, and with it a verb alone carried descriptions
+    /// over the floor (`show active incidents on the status page` → `shopify_list_products`).
+    pub synonym_anchors: bool,
 }
 
 impl Rules {
@@ -121,6 +126,7 @@ impl Rules {
         named_connector_vocabulary: false,
         argument_phrases: false,
         name_anchor: false,
+        synonym_anchors: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -138,6 +144,7 @@ impl Rules {
         named_connector_vocabulary: false,
         argument_phrases: true,
         name_anchor: true,
+        synonym_anchors: false,
     };
 }
 

@@ -572,6 +572,14 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            // Measured and not shipped (docs/ranking.md, rule 16).
+            "shipped + synonym anchors",
+            Rules {
+                synonym_anchors: true,
+                ..s
+            },
+        ),
+        (
             "shipped - argument phrases",
             Rules {
                 argument_phrases: false,
