@@ -504,3 +504,62 @@ fn prose_modifiers_carry_no_mass_but_identifiers_keep_them() {
     let r = ask(&literal, q, None);
     assert_eq!(role_of(&r, "exact"), Role::Term);
 }
+
+/// Asked to destroy, the answer covers a destructive verb or is empty; asked for another
+/// action, it holds no tool named for destroying.
+#[test]
+fn a_destructive_request_never_gets_the_opposite_action() {
+    let directory = Directory::build(catalog());
+    let pool = pool_of(&["Slack", "Jira", "GitHub"]);
+    let index = Index::build(pool.clone());
+    let lenient = Index::with_rules(
+        pool,
+        Rules {
+            destructive_intent: false,
+            ..Rules::SHIPPED
+        },
+    );
+    let q = "remove my emoji reaction from a slack message";
+    let r = ask(&index, q, Some(&directory));
+    assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    let reason = r.explanation.unwrap().reason.unwrap();
+    assert!(reason.contains("asks to delete or remove"), "{reason}");
+    assert_eq!(
+        names(&ask(&lenient, q, Some(&directory)))[0],
+        "slack_add_reaction"
+    );
+    // The Notion-only member's `delete notion comment` (a retrieve and a create tool cleared
+    // the floor on `notion` and `comment`) is empty too.
+    let notion = Index::build(notion_tools());
+    let r = ask(&notion, "delete notion comment", Some(&directory));
+    assert!(r.results.is_empty(), "{:?}", names(&r));
+    // A destructive request still finds the tool that does it.
+    let r = ask(&index, "delete a jira issue", Some(&directory));
+    assert_eq!(names(&r)[0], "jira_delete_issue");
+    let destroys = |n: &str| {
+        floorgate::tokenize::tokenize(n)
+            .iter()
+            .any(|t| floorgate::rank::DESTRUCTIVE_VERBS.contains(&t.as_str()))
+    };
+    for q in [
+        "update a jira comment",
+        "get a github branch",
+        "list jira issue links",
+        "add a label to a github issue",
+        "show slack reactions",
+    ] {
+        let r = ask(&index, q, Some(&directory));
+        assert!(
+            !r.results.iter().any(|t| destroys(&t.name)),
+            "{q}: {:?}",
+            names(&r)
+        );
+    }
+    let q = "list jira issue links";
+    let r = ask(&lenient, q, Some(&directory));
+    assert!(
+        names(&r).contains(&"jira_remove_issue_link"),
+        "{:?}",
+        names(&r)
+    );
+}

@@ -215,6 +215,64 @@ pub const PROSE_MODIFIERS: &[&str] = &[
     "very",
 ];
 
+/// Verbs that destroy data. A query that asks for one must get a tool that covers one
+/// (`remove my reaction` never answers `add_reaction`); a tool named with one answers only a
+/// query that asks for one, when the query asks for another action (rule `destructive_intent`).
+pub const DESTRUCTIVE_VERBS: &[&str] = &[
+    "delete",
+    "destroy",
+    "erase",
+    "purge",
+    "remove",
+    "revoke",
+    "trash",
+    "uninstall",
+    "unlink",
+    "wipe",
+];
+
+/// Verbs that ask for an action that destroys nothing: a query with one of them, and none of
+/// [`DESTRUCTIVE_VERBS`], is not answered with a tool named for destroying.
+pub const NON_DESTRUCTIVE_VERBS: &[&str] = &[
+    "add",
+    "assign",
+    "check",
+    "copy",
+    "create",
+    "download",
+    "draft",
+    "duplicate",
+    "edit",
+    "export",
+    "fetch",
+    "find",
+    "get",
+    "import",
+    "insert",
+    "invite",
+    "list",
+    "look",
+    "make",
+    "modify",
+    "move",
+    "open",
+    "post",
+    "read",
+    "rename",
+    "reply",
+    "retrieve",
+    "schedule",
+    "search",
+    "send",
+    "set",
+    "share",
+    "show",
+    "update",
+    "upload",
+    "view",
+    "write",
+];
+
 /// Words that close an argument phrase: a new clause may name a new capability (`… as read and
 /// move it`).
 const PHRASE_ENDS: &[&str] = &["and", "but", "or", "then"];

@@ -6,7 +6,9 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::analyze::{analyze, is_function_word, stem, Role};
+use super::analyze::{
+    analyze, is_function_word, stem, Role, DESTRUCTIVE_VERBS, NON_DESTRUCTIVE_VERBS,
+};
 use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
 use super::synonyms::alternatives;
 use super::{
@@ -74,6 +76,11 @@ pub struct Index {
     /// Per term, the tools whose scaffolding notes interpolate it (an account label, a frozen
     /// value): description words that still anchor a result, like a connector label.
     note_terms: HashMap<TermId, Vec<DocId>>,
+    /// [`DESTRUCTIVE_VERBS`] and [`NON_DESTRUCTIVE_VERBS`] as this index's terms (stemmed or not).
+    destructive: Vec<Box<str>>,
+    non_destructive: Vec<Box<str>>,
+    /// Per tool: its name holds a destructive verb.
+    destroys: Vec<bool>,
 }
 
 /// The caller's visible part of an [`Index`]. Build it from the same index it is used with.
@@ -233,6 +240,20 @@ struct TokenHits {
     idf: f64,
 }
 
+/// A verb list spelled as the index spells terms.
+fn verb_terms(verbs: &[&str], rules: &Rules) -> Vec<Box<str>> {
+    verbs
+        .iter()
+        .map(|v| {
+            if rules.stem {
+                stem(v).into()
+            } else {
+                (*v).into()
+            }
+        })
+        .collect()
+}
+
 fn idf(n: usize, df: usize) -> f64 {
     let (n, df) = (n as f64, df as f64);
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
@@ -268,6 +289,9 @@ impl Index {
             connectors: Vec::new(),
             doc_connector: Vec::with_capacity(docs.len()),
             note_terms: HashMap::new(),
+            destructive: verb_terms(DESTRUCTIVE_VERBS, &rules),
+            non_destructive: verb_terms(NON_DESTRUCTIVE_VERBS, &rules),
+            destroys: Vec::with_capacity(docs.len()),
         };
         let mut connector_ids: HashMap<String, u32> = HashMap::new();
         let mut scratch = Vec::new();
@@ -307,6 +331,10 @@ impl Index {
             for &t in name.iter() {
                 ix.postings[t as usize].name.push(id);
             }
+            let destroys = name
+                .iter()
+                .any(|&t| ix.destructive.contains(&ix.text[t as usize]));
+            ix.destroys.push(destroys);
             for &t in label.iter() {
                 ix.postings[t as usize].label.push(id);
             }
@@ -679,6 +707,18 @@ impl Index {
             self.mark_argument_phrases(&mut qterms, &named_visible);
         }
 
+        // Rule `destructive_intent`: what the query asks to do.
+        let asks = |verbs: &[Box<str>]| {
+            rules.destructive_intent
+                && qterms
+                    .iter()
+                    .any(|q| q.role == Role::Term && verbs.iter().any(|v| **v == *q.term))
+        };
+        let asks_destroy = asks(&self.destructive);
+        let asks_other_action = !asks_destroy && asks(&self.non_destructive);
+        // Per tool: it covers a destructive verb of the query.
+        let mut covers_destroy = vec![false; if asks_destroy { self.len() } else { 0 }];
+
         let mut w = vec![0u8; self.len()];
         let mut touched: Vec<DocId> = Vec::new();
         let mut score = vec![0u32; self.len()];
@@ -724,6 +764,11 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
+            if asks_destroy && self.destructive.iter().any(|v| **v == *q.term) {
+                for &d in &touched {
+                    covers_destroy[d as usize] = true;
+                }
+            }
             // An argument phrase's word scores; only a term also covers and carries mass.
             let term = q.role == Role::Term;
             if term || q.role == Role::ArgumentPhrase {
@@ -809,10 +854,18 @@ impl Index {
 
         // The floor is a gate after ranking: it never reorders, it only cuts.
         let anchored = |c: &Cand| !rules.name_anchor || anchor[c.id as usize];
+        let intended = |c: &Cand| {
+            let i = c.id as usize;
+            if asks_destroy {
+                covers_destroy[i]
+            } else {
+                !(asks_other_action && self.destroys[i])
+            }
+        };
         let passes = |c: &Cand| {
             !abstain_product
                 && !abstain_unknown
-                && (c.exact || (mass > 0.0 && c.coverage >= FLOOR && anchored(c)))
+                && (c.exact || (mass > 0.0 && c.coverage >= FLOOR && anchored(c) && intended(c)))
         };
         let limit = req.limit.get();
         let mut passing: Vec<Cand> = ranked.iter().copied().filter(passes).collect();
@@ -868,6 +921,10 @@ impl Index {
             if results.is_empty() {
                 // Tools over the floor that only the anchor rule held back.
                 let unanchored = ranked.iter().any(|c| c.coverage >= FLOOR && !anchored(c));
+                // Tools over the floor, anchored, that the query's intent held back.
+                let unintended = ranked
+                    .iter()
+                    .any(|c| c.coverage >= FLOOR && anchored(c) && !intended(c));
                 top_k(&mut ranked, 1, |a, b| self.order(a, b));
                 best_rejected = ranked.first().map(|c| {
                     let fm = self.field_matches(c.id, &qterms);
@@ -904,6 +961,14 @@ impl Index {
                 } else if mass == 0.0 {
                     "no query token carries mass (only function words or argument values)"
                         .to_owned()
+                } else if unintended && asks_destroy {
+                    format!(
+                        "the query asks to delete or remove, and no tool that covers {FLOOR} of its IDF mass does"
+                    )
+                } else if unintended {
+                    format!(
+                        "the only tools that cover {FLOOR} of the query's IDF mass delete or remove, which the query does not ask for"
+                    )
                 } else if let Some(b) = best_rejected.as_ref().filter(|_| unanchored) {
                     format!(
                         "no tool covers {FLOOR} of the query's IDF mass with a query word in its name or connector label (a description alone does not count); the best candidate covers {:.3}",

@@ -18,7 +18,9 @@ mod explain;
 mod index;
 mod synonyms;
 
-pub use analyze::{stem, Role, FUNCTION_WORDS, PHRASE_PREPOSITIONS};
+pub use analyze::{
+    stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, NON_DESTRUCTIVE_VERBS, PHRASE_PREPOSITIONS,
+};
 pub use directory::Directory;
 pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
 pub use index::{Index, Subset, ToolDoc};
@@ -107,6 +109,12 @@ pub struct Rules {
     /// word asks, not that the query named it, and with it a verb alone carried descriptions
     /// over the floor (`show active incidents on the status page` → `shopify_list_products`).
     pub synonym_anchors: bool,
+    /// A query that asks to destroy ([`DESTRUCTIVE_VERBS`]: delete, remove, …) gets only tools
+    /// that cover such a verb; a query that asks for another action ([`NON_DESTRUCTIVE_VERBS`])
+    /// and for no destruction gets no tool whose name destroys. An exact whole-name match is
+    /// exempt. Without it, `remove my emoji reaction from a slack message` answered
+    /// `slack_add_reaction` and `delete a draft email from gmail` answered `gmail_draft_email`.
+    pub destructive_intent: bool,
 }
 
 impl Rules {
@@ -127,6 +135,7 @@ impl Rules {
         argument_phrases: false,
         name_anchor: false,
         synonym_anchors: false,
+        destructive_intent: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -145,6 +154,7 @@ impl Rules {
         argument_phrases: true,
         name_anchor: true,
         synonym_anchors: false,
+        destructive_intent: true,
     };
 }
 

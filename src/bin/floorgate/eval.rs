@@ -6,7 +6,9 @@
 
 use super::args::Args;
 use super::tools_file;
-use floorgate::rank::{Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc};
+use floorgate::rank::{
+    Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc, DESTRUCTIVE_VERBS,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -22,7 +24,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
   --json            print the figures as one JSON object instead of a table
-  --failures        list every miss and wrong tool of the shipped rules, with its tokens and reason
+  --failures        list every miss, wrong tool and opposite-action hit of the shipped rules,
+                    with its tokens and reason
   --failures-of L   the same for the ablation labelled L (as --ablation prints it)
 ";
 
@@ -55,6 +58,16 @@ pub struct EvalQuery {
     pub tool: Option<String>,
     /// Names no product: an absent-pool answer may be legitimate.
     pub no_platform: bool,
+    /// Whether the set's own expected tool (`expected`, named in the set's catalog, not ours)
+    /// destroys data: a connector-level hit that does the opposite is counted apart.
+    pub expected_destroys: Option<bool>,
+}
+
+/// A tool name holds one of [`DESTRUCTIVE_VERBS`] (`slack.remove_reaction`, `delete_event`).
+fn name_destroys(name: &str) -> bool {
+    floorgate::tokenize::tokenize(name)
+        .iter()
+        .any(|t| DESTRUCTIVE_VERBS.contains(&t.as_str()))
 }
 
 /// The catalog, grouped by connector.
@@ -132,6 +145,7 @@ pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
                 .get("cross_server_no_platform_named")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            expected_destroys: v.get("expected").and_then(Value::as_str).map(name_destroys),
         });
     }
     Ok(out)
@@ -201,6 +215,7 @@ pub fn guessed_names(cat: &Catalog, per_connector: usize, rng: &mut Rng) -> Vec<
                 connector: connector.clone(),
                 tool: Some(doc.name.clone()),
                 no_platform: !names_product,
+                expected_destroys: None,
             });
         }
     }
@@ -345,6 +360,9 @@ pub struct Figures {
     /// Of `absent`: queries whose product the catalog (so the directory) offers.
     pub absent_offered: usize,
     pub wrong_offered: f64,
+    /// Of `present`: connector-level hits whose first gold tool destroys where the set's
+    /// expected tool does not, or the reverse (`remove my reaction` → `add_reaction`).
+    pub opposite: f64,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -363,6 +381,7 @@ pub fn measure(
 ) -> Figures {
     let (mut np, mut h1, mut h5, mut rr, mut ne) = (0, 0, 0, 0.0, 0);
     let (mut na, mut wa, mut nn, mut wn, mut no, mut wo) = (0, 0, 0, 0, 0, 0);
+    let mut opposite = 0;
     for (q, (present, absent)) in queries.iter().zip(pools) {
         if let Some(p) = present {
             let res = r.rank(&q.query, &cat.ids(p));
@@ -377,6 +396,9 @@ pub fn measure(
                 h1 += usize::from(pos == 0);
                 h5 += 1;
                 rr += 1.0 / (pos + 1) as f64;
+                if let Some(e) = q.expected_destroys {
+                    opposite += usize::from(name_destroys(&res[pos].0) != e);
+                }
             }
         }
         let wrong = !r.rank(&q.query, &cat.ids(absent)).is_empty();
@@ -404,6 +426,7 @@ pub fn measure(
         wrong_no_platform: ratio(wn, nn),
         absent_offered: no,
         wrong_offered: ratio(wo, no),
+        opposite: ratio(opposite, np),
     }
 }
 
@@ -433,7 +456,16 @@ fn show_failures(
         };
         if let Some(p) = present {
             let r = ask(p);
-            if !r.results.iter().any(|x| gold(&x.name, &x.connector)) {
+            let hit = r.results.iter().find(|x| gold(&x.name, &x.connector));
+            if let (Some(h), Some(e)) = (hit, q.expected_destroys) {
+                if name_destroys(&h.name) != e {
+                    println!(
+                        "OPPOSITE [{}] {:?} gold={} -> {}/{}",
+                        q.set, q.query, q.connector, h.connector, h.name
+                    );
+                }
+            }
+            if hit.is_none() {
                 println!(
                     "MISS [{}] {:?} gold={}/{:?}",
                     q.set, q.query, q.connector, q.tool
@@ -580,6 +612,13 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            "shipped - destructive intent",
+            Rules {
+                destructive_intent: false,
+                ..s
+            },
+        ),
+        (
             "shipped - argument phrases",
             Rules {
                 argument_phrases: false,
@@ -697,7 +736,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         cat.connectors.len()
     );
     println!(
-        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6}",
+        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6}",
         "set",
         "rules",
         "n",
@@ -705,6 +744,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         "hit@5",
         "MRR@5",
         "nonemp",
+        "opp",
         "n_abs",
         "wrong",
         "n_off",
@@ -714,7 +754,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
     );
     for (set, label, f) in &rows {
         println!(
-            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3}",
+            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3}",
             set,
             label,
             f.present,
@@ -722,6 +762,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
             f.hit5,
             f.mrr5,
             f.nonempty,
+            f.opposite,
             f.absent,
             f.wrong,
             f.absent_offered,
@@ -731,6 +772,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         );
     }
     println!("Query labels mapped to catalog connectors: Google Drive = Drive + Docs + Sheets + Slides; OneDrive/SharePoint = OneDrive; Slack (bot) = Slack; Outlook Calendar = Outlook.");
+    println!("opp: present queries whose hit does the opposite of the set's expected tool (one destroys data, the other not); counted in hit@5 as the protocol says.");
     println!("n_off/wr_off: the part of n_abs whose product the catalog offers (the rest name products no directory row has).");
     println!("n_abs/wrong: absent pools of queries that name a product; n_np/wr_np: queries that name none (cross_server_no_platform_named, or a guessed name without the product), reported apart.");
     #[cfg(not(feature = "bm25-baseline"))]
