@@ -533,9 +533,18 @@ fn a_destructive_request_never_gets_the_opposite_action() {
     let notion = Index::build(notion_tools());
     let r = ask(&notion, "delete notion comment", Some(&directory));
     assert!(r.results.is_empty(), "{:?}", names(&r));
-    // A destructive request still finds the tool that does it.
+    // A destructive request still finds the tool that does it, in the tool's own words.
     let r = ask(&index, "delete a jira issue", Some(&directory));
     assert_eq!(names(&r)[0], "jira_delete_issue");
+    let snowflake = Index::build(pool_of(&["Snowflake"]));
+    let r = ask(&snowflake, "delete a snowflake table", Some(&directory));
+    assert_eq!(names(&r)[0], "drop_tables");
+    let r = ask(&snowflake, "list snowflake tables", Some(&directory));
+    assert!(
+        !names(&r).iter().any(|n| n.starts_with("drop_")),
+        "{:?}",
+        names(&r)
+    );
     let destroys = |n: &str| {
         floorgate::tokenize::tokenize(n)
             .iter()

@@ -221,6 +221,7 @@ pub const PROSE_MODIFIERS: &[&str] = &[
 pub const DESTRUCTIVE_VERBS: &[&str] = &[
     "delete",
     "destroy",
+    "drop",
     "erase",
     "purge",
     "remove",

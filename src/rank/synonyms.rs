@@ -50,8 +50,8 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     ("upload", &["create", "add", "put"]),
     ("invite", &["add", "member"]),
     // Removing.
-    ("delete", &["remove", "trash"]),
-    ("remove", &["delete", "trash"]),
+    ("delete", &["remove", "trash", "drop"]),
+    ("remove", &["delete", "trash", "drop"]),
     ("trash", &["delete", "remove"]),
     // Copying.
     ("clone", &["copy", "duplicate"]),
