@@ -76,9 +76,9 @@ pub struct Index {
     /// Per term, the tools whose scaffolding notes interpolate it (an account label, a frozen
     /// value): description words that still anchor a result, like a connector label.
     note_terms: HashMap<TermId, Vec<DocId>>,
-    /// [`DESTRUCTIVE_VERBS`] and [`NON_DESTRUCTIVE_VERBS`] as this index's terms (stemmed or not).
-    destructive: Vec<Box<str>>,
-    non_destructive: Vec<Box<str>>,
+    /// [`DESTRUCTIVE_VERBS`] (`true`) and [`NON_DESTRUCTIVE_VERBS`] (`false`) as this index
+    /// spells terms (stemmed or not), sorted by term for a binary search.
+    verbs: Vec<(Box<str>, bool)>,
     /// Per tool: its name holds a destructive verb.
     destroys: Vec<bool>,
 }
@@ -240,18 +240,23 @@ struct TokenHits {
     idf: f64,
 }
 
-/// A verb list spelled as the index spells terms.
-fn verb_terms(verbs: &[&str], rules: &Rules) -> Vec<Box<str>> {
-    verbs
+/// The verb lists spelled as the index spells terms, sorted by term.
+fn verb_terms(rules: &Rules) -> Vec<(Box<str>, bool)> {
+    let spell = |v: &str| -> Box<str> {
+        if rules.stem {
+            stem(v).into()
+        } else {
+            v.into()
+        }
+    };
+    let mut verbs: Vec<(Box<str>, bool)> = DESTRUCTIVE_VERBS
         .iter()
-        .map(|v| {
-            if rules.stem {
-                stem(v).into()
-            } else {
-                (*v).into()
-            }
-        })
-        .collect()
+        .map(|v| (spell(v), true))
+        .chain(NON_DESTRUCTIVE_VERBS.iter().map(|v| (spell(v), false)))
+        .collect();
+    verbs.sort();
+    verbs.dedup_by(|a, b| a.0 == b.0);
+    verbs
 }
 
 fn idf(n: usize, df: usize) -> f64 {
@@ -289,8 +294,7 @@ impl Index {
             connectors: Vec::new(),
             doc_connector: Vec::with_capacity(docs.len()),
             note_terms: HashMap::new(),
-            destructive: verb_terms(DESTRUCTIVE_VERBS, &rules),
-            non_destructive: verb_terms(NON_DESTRUCTIVE_VERBS, &rules),
+            verbs: verb_terms(&rules),
             destroys: Vec::with_capacity(docs.len()),
         };
         let mut connector_ids: HashMap<String, u32> = HashMap::new();
@@ -333,7 +337,7 @@ impl Index {
             }
             let destroys = name
                 .iter()
-                .any(|&t| ix.destructive.contains(&ix.text[t as usize]));
+                .any(|&t| ix.verb(&ix.text[t as usize]) == Some(true));
             ix.destroys.push(destroys);
             for &t in label.iter() {
                 ix.postings[t as usize].label.push(id);
@@ -447,7 +451,21 @@ impl Index {
             .sum();
         let n: usize = self.by_name.keys().map(|k| k.len() + 16 + 24 + 8).sum();
         let notes: usize = self.note_terms.values().map(|v| 4 + 24 + 4 * v.len()).sum();
-        p + t + d + n + notes + 4 * self.name_terms.len() + 4 * self.doc_connector.len()
+        p + t
+            + d
+            + n
+            + notes
+            + 4 * self.name_terms.len()
+            + 4 * self.doc_connector.len()
+            + self.destroys.len()
+    }
+
+    /// `Some(true)` for a destructive verb, `Some(false)` for another action verb.
+    fn verb(&self, term: &str) -> Option<bool> {
+        self.verbs
+            .binary_search_by(|(v, _)| (**v).cmp(term))
+            .ok()
+            .map(|i| self.verbs[i].1)
     }
 
     fn term(&self, t: &str) -> Option<&Postings> {
@@ -707,15 +725,17 @@ impl Index {
             self.mark_argument_phrases(&mut qterms, &named_visible);
         }
 
-        // Rule `destructive_intent`: what the query asks to do.
-        let asks = |verbs: &[Box<str>]| {
-            rules.destructive_intent
-                && qterms
-                    .iter()
-                    .any(|q| q.role == Role::Term && verbs.iter().any(|v| **v == *q.term))
-        };
-        let asks_destroy = asks(&self.destructive);
-        let asks_other_action = !asks_destroy && asks(&self.non_destructive);
+        // Rule `destructive_intent`: what the query asks to do, per term.
+        let verbs: Vec<Option<bool>> = qterms
+            .iter()
+            .map(|q| {
+                (rules.destructive_intent && q.role == Role::Term)
+                    .then(|| self.verb(&q.term))
+                    .flatten()
+            })
+            .collect();
+        let asks_destroy = verbs.contains(&Some(true));
+        let asks_other_action = !asks_destroy && verbs.contains(&Some(false));
         // Per tool: it covers a destructive verb of the query.
         let mut covers_destroy = vec![false; if asks_destroy { self.len() } else { 0 }];
 
@@ -764,7 +784,7 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
-            if asks_destroy && self.destructive.iter().any(|v| **v == *q.term) {
+            if verbs[ti] == Some(true) {
                 for &d in &touched {
                     covers_destroy[d as usize] = true;
                 }
