@@ -116,3 +116,38 @@ fn bad_input_is_a_clear_error_never_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `eval --seeds` runs each seed and prints their mean: the held-out check in one command.
+#[test]
+fn eval_over_several_seeds_prints_each_and_the_mean() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval");
+    let catalog = format!("{fixtures}/catalog.jsonl");
+    let queries = format!("{fixtures}/dust_connector_queries.jsonl");
+    let base = ["eval", "--catalog", &catalog, "--queries", &queries];
+    let out = floorgate(&[&base[..], &["--guessed", "0", "--seeds", "7,1-2"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let seeds: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" dust "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(seeds, ["7", "1", "2", "mean"], "{text}");
+    // The seed-7 row is the figure `--seed 7` reports.
+    let single = floorgate(&[&base[..], &["--guessed", "0", "--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    let hit5 = v["rows"][0]["figures"]["hit5"].as_f64().unwrap();
+    let row7: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row7[2], "shipped");
+    assert_eq!(row7[4], format!("{hit5:.3}"), "{text}");
+    for bad in ["4-x", "9-3", ""] {
+        let out = floorgate(&[&base[..], &["--seeds", bad]].concat());
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--seeds"), "{bad}: {err}");
+    }
+}

@@ -20,6 +20,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --catalog FILE    tool rows (JSONL); rows with \"preferred\": true are the catalog and the directory
   --queries FILE    JSONL {\"query\", \"connector\", \"cross_server_no_platform_named\"?}
   --seed N          seed of the pool draws and guessed names (default 7)
+  --seeds LIST      run several seeds (`4,5,6` or `4-12`, mixed) and print each seed's shipped
+                    rows (every ablation's too with --ablation) and their mean; for held-out checks
   --others N        connectors added to the gold one in each pool (default 8)
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
@@ -28,6 +30,28 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
                     with its tokens and reason
   --failures-of L   the same for the ablation labelled L (as --ablation prints it)
 ";
+
+/// `4,5,6`, `4-12`, or both mixed: the seeds in the order given.
+fn parse_seeds(list: &str) -> Result<Vec<u64>, String> {
+    let bad = |p: &str| format!("--seeds: `{p}` is not a seed or a range like 4-12");
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u64, u64) = (
+                    a.trim().parse().map_err(|_| bad(part))?,
+                    b.trim().parse().map_err(|_| bad(part))?,
+                );
+                if a > b {
+                    return Err(bad(part));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad(part))?),
+        }
+    }
+    Ok(out)
+}
 
 /// splitmix64: small, seedable, identical everywhere.
 pub struct Rng(u64);
@@ -652,6 +676,10 @@ pub fn run(mut args: Args) -> Result<(), String> {
         .value("--queries")?
         .or_else(|| join("dust_connector_queries.jsonl"));
     let seed: u64 = args.parsed("--seed")?.unwrap_or(7);
+    let seeds = args
+        .value("--seeds")?
+        .map(|l| parse_seeds(&l))
+        .transpose()?;
     let others: usize = args.parsed("--others")?.unwrap_or(8);
     let guessed: usize = args.parsed("--guessed")?.unwrap_or(3);
     let ablation = args.switch("--ablation");
@@ -665,18 +693,24 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let catalog = catalog.ok_or("--catalog FILE (or --data DIR) is required")?;
     let cat = Catalog::load(&catalog)?;
 
-    let mut rng = Rng::new(seed);
-    let mut sets: Vec<(&str, Vec<EvalQuery>)> = Vec::new();
-    if let Some(q) = &queries {
-        sets.push(("dust", load_queries(q)?));
-    }
-    if guessed > 0 {
-        sets.push(("guessed", guessed_names(&cat, guessed, &mut rng)));
-    }
-    let pools: Vec<_> = sets
-        .iter()
-        .map(|(_, qs)| draw_pools(&cat, qs, others, &mut rng))
-        .collect();
+    let dust = queries.as_deref().map(load_queries).transpose()?;
+    // The query sets of one seed and their pools (the guessed names depend on the seed).
+    let draw = |seed: u64| {
+        let mut rng = Rng::new(seed);
+        let mut sets: Vec<(&str, Vec<EvalQuery>)> = Vec::new();
+        if let Some(d) = &dust {
+            sets.push(("dust", d.clone()));
+        }
+        if guessed > 0 {
+            sets.push(("guessed", guessed_names(&cat, guessed, &mut rng)));
+        }
+        let pools: Vec<_> = sets
+            .iter()
+            .map(|(_, qs)| draw_pools(&cat, qs, others, &mut rng))
+            .collect();
+        (sets, pools)
+    };
+    let (sets, pools) = draw(seed);
 
     let mut rankers: Vec<Box<dyn Ranker + '_>> = vec![
         Box::new(Ours::new("shipped", &cat, Rules::SHIPPED, true)),
@@ -696,6 +730,59 @@ pub fn run(mut args: Args) -> Result<(), String> {
     #[cfg(feature = "bm25-baseline")]
     rankers.push(Box::new(Bm25 { cat: &cat }));
 
+    if let Some(seeds) = seeds {
+        // The shipped rules (with `--ablation`, each refinement turned off too), not the baselines.
+        let ours: Vec<&dyn Ranker> = rankers
+            .iter()
+            .map(|r| r.as_ref())
+            .filter(|r| r.label().starts_with("shipped") && r.label() != "shipped, no directory")
+            .collect();
+        let mut sums: Vec<(String, String, Figures, usize)> = Vec::new();
+        println!(
+            "{:>4} {:<8} {:<32} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "seed", "set", "rules", "hit@1", "hit@5", "MRR@5", "opp", "wrong"
+        );
+        for &sd in &seeds {
+            let (sets, pools) = draw(sd);
+            for ((set, qs), pools) in sets.iter().zip(&pools) {
+                for r in &ours {
+                    let f = measure(*r, &cat, qs, pools);
+                    println!(
+                        "{sd:>4} {set:<8} {:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                        r.label(),
+                        f.hit1,
+                        f.hit5,
+                        f.mrr5,
+                        f.opposite,
+                        f.wrong
+                    );
+                    match sums.iter_mut().find(|s| s.0 == *set && s.1 == r.label()) {
+                        Some(s) => {
+                            s.2.hit1 += f.hit1;
+                            s.2.hit5 += f.hit5;
+                            s.2.mrr5 += f.mrr5;
+                            s.2.opposite += f.opposite;
+                            s.2.wrong += f.wrong;
+                            s.3 += 1;
+                        }
+                        None => sums.push((set.to_string(), r.label(), f, 1)),
+                    }
+                }
+            }
+        }
+        for (set, label, f, n) in &sums {
+            let k = *n as f64;
+            println!(
+                "mean {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                f.hit1 / k,
+                f.hit5 / k,
+                f.mrr5 / k,
+                f.opposite / k,
+                f.wrong / k
+            );
+        }
+        return Ok(());
+    }
     if failures || failures_of.is_some() {
         let rules = match &failures_of {
             None => Rules::SHIPPED,
