@@ -571,4 +571,20 @@ fn a_destructive_request_never_gets_the_opposite_action() {
         "{:?}",
         names(&r)
     );
+    // `read_intent` (measured, not shipped) also keeps write tools from read requests.
+    let q = "show slack reactions";
+    assert!(names(&ask(&index, q, Some(&directory))).contains(&"slack_add_reaction"));
+    let read_only = Index::with_rules(
+        pool_of(&["Slack", "Jira", "GitHub"]),
+        Rules {
+            read_intent: true,
+            ..Rules::SHIPPED
+        },
+    );
+    let r = ask(&read_only, q, Some(&directory));
+    assert!(
+        !names(&r).contains(&"slack_add_reaction"),
+        "{:?}",
+        names(&r)
+    );
 }

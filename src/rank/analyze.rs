@@ -217,7 +217,8 @@ pub const PROSE_MODIFIERS: &[&str] = &[
 
 /// Verbs that destroy data. A query that asks for one must get a tool that covers one
 /// (`remove my reaction` never answers `add_reaction`); a tool named with one answers only a
-/// query that asks for one, when the query asks for another action (rule `destructive_intent`).
+/// query that asks for one, when the query asks for another action ([`READ_VERBS`],
+/// [`WRITE_VERBS`]; rule `destructive_intent`).
 pub const DESTRUCTIVE_VERBS: &[&str] = &[
     "delete",
     "destroy",
@@ -232,45 +233,38 @@ pub const DESTRUCTIVE_VERBS: &[&str] = &[
     "wipe",
 ];
 
-/// Verbs that ask for an action that destroys nothing: a query with one of them, and none of
-/// [`DESTRUCTIVE_VERBS`], is not answered with a tool named for destroying.
-pub const NON_DESTRUCTIVE_VERBS: &[&str] = &[
+/// Verbs that ask to read: a query with one of them and no other action verb is not answered
+/// with a tool named only for writing (rule `read_intent`).
+pub const READ_VERBS: &[&str] = &[
+    "browse", "check", "describe", "display", "download", "export", "fetch", "find", "get", "list",
+    "look", "lookup", "open", "read", "retrieve", "search", "show", "view",
+];
+
+/// Verbs that ask to create or change data without destroying it.
+pub const WRITE_VERBS: &[&str] = &[
     "add",
     "assign",
-    "check",
     "copy",
     "create",
-    "download",
     "draft",
     "duplicate",
     "edit",
-    "export",
-    "fetch",
-    "find",
-    "get",
     "import",
     "insert",
     "invite",
-    "list",
-    "look",
     "make",
     "modify",
     "move",
-    "open",
+    "patch",
     "post",
-    "read",
     "rename",
     "reply",
-    "retrieve",
     "schedule",
-    "search",
     "send",
     "set",
     "share",
-    "show",
     "update",
     "upload",
-    "view",
     "write",
 ];
 

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::analyze::{
-    analyze, is_function_word, stem, Role, DESTRUCTIVE_VERBS, NON_DESTRUCTIVE_VERBS,
+    analyze, is_function_word, stem, Role, DESTRUCTIVE_VERBS, READ_VERBS, WRITE_VERBS,
 };
 use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
 use super::synonyms::alternatives;
@@ -76,12 +76,17 @@ pub struct Index {
     /// Per term, the tools whose scaffolding notes interpolate it (an account label, a frozen
     /// value): description words that still anchor a result, like a connector label.
     note_terms: HashMap<TermId, Vec<DocId>>,
-    /// [`DESTRUCTIVE_VERBS`] (`true`) and [`NON_DESTRUCTIVE_VERBS`] (`false`) as this index
-    /// spells terms (stemmed or not), sorted by term for a binary search.
-    verbs: Vec<(Box<str>, bool)>,
-    /// Per tool: its name holds a destructive verb.
-    destroys: Vec<bool>,
+    /// The verb lists as this index spells terms (stemmed or not), with their class, sorted by
+    /// term for a binary search.
+    verbs: Vec<(Box<str>, u8)>,
+    /// Per tool: the verb classes its name holds (`READS | WRITES | DESTROYS`).
+    name_verbs: Vec<u8>,
 }
+
+/// Verb classes, as bits.
+const READS: u8 = 1;
+const WRITES: u8 = 2;
+const DESTROYS: u8 = 4;
 
 /// The caller's visible part of an [`Index`]. Build it from the same index it is used with.
 #[derive(Clone, Debug)]
@@ -241,7 +246,7 @@ struct TokenHits {
 }
 
 /// The verb lists spelled as the index spells terms, sorted by term.
-fn verb_terms(rules: &Rules) -> Vec<(Box<str>, bool)> {
+fn verb_terms(rules: &Rules) -> Vec<(Box<str>, u8)> {
     let spell = |v: &str| -> Box<str> {
         if rules.stem {
             stem(v).into()
@@ -249,10 +254,11 @@ fn verb_terms(rules: &Rules) -> Vec<(Box<str>, bool)> {
             v.into()
         }
     };
-    let mut verbs: Vec<(Box<str>, bool)> = DESTRUCTIVE_VERBS
-        .iter()
-        .map(|v| (spell(v), true))
-        .chain(NON_DESTRUCTIVE_VERBS.iter().map(|v| (spell(v), false)))
+    let class = |list: &'static [&str], c: u8| list.iter().map(move |v| (*v, c));
+    let mut verbs: Vec<(Box<str>, u8)> = class(DESTRUCTIVE_VERBS, DESTROYS)
+        .chain(class(WRITE_VERBS, WRITES))
+        .chain(class(READ_VERBS, READS))
+        .map(|(v, c)| (spell(v), c))
         .collect();
     verbs.sort();
     verbs.dedup_by(|a, b| a.0 == b.0);
@@ -295,7 +301,7 @@ impl Index {
             doc_connector: Vec::with_capacity(docs.len()),
             note_terms: HashMap::new(),
             verbs: verb_terms(&rules),
-            destroys: Vec::with_capacity(docs.len()),
+            name_verbs: Vec::with_capacity(docs.len()),
         };
         let mut connector_ids: HashMap<String, u32> = HashMap::new();
         let mut scratch = Vec::new();
@@ -335,10 +341,10 @@ impl Index {
             for &t in name.iter() {
                 ix.postings[t as usize].name.push(id);
             }
-            let destroys = name
+            let verbs = name
                 .iter()
-                .any(|&t| ix.verb(&ix.text[t as usize]) == Some(true));
-            ix.destroys.push(destroys);
+                .fold(0, |m, &t| m | ix.verb(&ix.text[t as usize]));
+            ix.name_verbs.push(verbs);
             for &t in label.iter() {
                 ix.postings[t as usize].label.push(id);
             }
@@ -457,15 +463,14 @@ impl Index {
             + notes
             + 4 * self.name_terms.len()
             + 4 * self.doc_connector.len()
-            + self.destroys.len()
+            + self.name_verbs.len()
     }
 
-    /// `Some(true)` for a destructive verb, `Some(false)` for another action verb.
-    fn verb(&self, term: &str) -> Option<bool> {
+    /// The verb class of `term` (`READS`, `WRITES` or `DESTROYS`), 0 if it is no verb of the lists.
+    fn verb(&self, term: &str) -> u8 {
         self.verbs
             .binary_search_by(|(v, _)| (**v).cmp(term))
-            .ok()
-            .map(|i| self.verbs[i].1)
+            .map_or(0, |i| self.verbs[i].1)
     }
 
     fn term(&self, t: &str) -> Option<&Postings> {
@@ -725,17 +730,21 @@ impl Index {
             self.mark_argument_phrases(&mut qterms, &named_visible);
         }
 
-        // Rule `destructive_intent`: what the query asks to do, per term.
-        let verbs: Vec<Option<bool>> = qterms
+        // Rules `destructive_intent`, `read_intent`: what the query asks to do, per term.
+        let verbs: Vec<u8> = qterms
             .iter()
             .map(|q| {
-                (rules.destructive_intent && q.role == Role::Term)
-                    .then(|| self.verb(&q.term))
-                    .flatten()
+                if q.role == Role::Term {
+                    self.verb(&q.term)
+                } else {
+                    0
+                }
             })
             .collect();
-        let asks_destroy = verbs.contains(&Some(true));
-        let asks_other_action = !asks_destroy && verbs.contains(&Some(false));
+        let asked = verbs.iter().fold(0, |m, v| m | v);
+        let asks_destroy = rules.destructive_intent && asked & DESTROYS != 0;
+        let asks_other_action = rules.destructive_intent && asked != 0 && !asks_destroy;
+        let asks_only_read = rules.read_intent && asked == READS;
         // Per tool: it covers a destructive verb of the query.
         let mut covers_destroy = vec![false; if asks_destroy { self.len() } else { 0 }];
 
@@ -784,7 +793,7 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
-            if verbs[ti] == Some(true) {
+            if asks_destroy && verbs[ti] == DESTROYS {
                 for &d in &touched {
                     covers_destroy[d as usize] = true;
                 }
@@ -876,10 +885,13 @@ impl Index {
         let anchored = |c: &Cand| !rules.name_anchor || anchor[c.id as usize];
         let intended = |c: &Cand| {
             let i = c.id as usize;
+            let named = self.name_verbs[i];
             if asks_destroy {
                 covers_destroy[i]
+            } else if asks_other_action && named & DESTROYS != 0 {
+                false
             } else {
-                !(asks_other_action && self.destroys[i])
+                !(asks_only_read && named & WRITES != 0 && named & READS == 0)
             }
         };
         let passes = |c: &Cand| {
@@ -984,6 +996,10 @@ impl Index {
                 } else if unintended && asks_destroy {
                     format!(
                         "the query asks to delete or remove, and no tool that covers {FLOOR} of its IDF mass does"
+                    )
+                } else if unintended && asks_only_read {
+                    format!(
+                        "the query asks to read, and the only tools that cover {FLOOR} of its IDF mass change or delete data"
                     )
                 } else if unintended {
                     format!(

@@ -19,7 +19,7 @@ mod index;
 mod synonyms;
 
 pub use analyze::{
-    stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, NON_DESTRUCTIVE_VERBS, PHRASE_PREPOSITIONS,
+    stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, PHRASE_PREPOSITIONS, READ_VERBS, WRITE_VERBS,
 };
 pub use directory::Directory;
 pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
@@ -110,11 +110,18 @@ pub struct Rules {
     /// over the floor (`show active incidents on the status page` → `shopify_list_products`).
     pub synonym_anchors: bool,
     /// A query that asks to destroy ([`DESTRUCTIVE_VERBS`]: delete, remove, …) gets only tools
-    /// that cover such a verb; a query that asks for another action ([`NON_DESTRUCTIVE_VERBS`])
-    /// and for no destruction gets no tool whose name destroys. An exact whole-name match is
+    /// that cover such a verb; a query that asks for another action ([`READ_VERBS`],
+    /// [`WRITE_VERBS`]) and for no destruction gets no tool whose name destroys. An exact whole-name match is
     /// exempt. Without it, `remove my emoji reaction from a slack message` answered
     /// `slack_add_reaction` and `delete a draft email from gmail` answered `gmail_draft_email`.
     pub destructive_intent: bool,
+    /// A query that only asks to read ([`READ_VERBS`], no write or destructive verb) gets no
+    /// tool whose name has a write verb and no read verb: `show slack reactions` never answers
+    /// `slack_add_reaction`. Measured and **not shipped**: it cost 5 dust hits on every seed, each
+    /// a read request answered by a write tool that the protocol counts as a hit (`read the
+    /// project custom field values on a github issue` → `set_issue_fields`), and no column
+    /// measures the wrong tools it removes; see docs/ranking.md, rule 19.
+    pub read_intent: bool,
 }
 
 impl Rules {
@@ -136,6 +143,7 @@ impl Rules {
         name_anchor: false,
         synonym_anchors: false,
         destructive_intent: false,
+        read_intent: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -155,6 +163,7 @@ impl Rules {
         name_anchor: true,
         synonym_anchors: false,
         destructive_intent: true,
+        read_intent: false,
     };
 }
 

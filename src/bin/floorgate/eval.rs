@@ -643,6 +643,14 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            // Measured and not shipped (docs/ranking.md, rule 19).
+            "shipped + read intent",
+            Rules {
+                read_intent: true,
+                ..s
+            },
+        ),
+        (
             "shipped - argument phrases",
             Rules {
                 argument_phrases: false,
