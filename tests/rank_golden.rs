@@ -550,7 +550,11 @@ fn a_destructive_request_never_gets_the_opposite_action() {
             .iter()
             .any(|t| floorgate::rank::DESTRUCTIVE_VERBS.contains(&t.as_str()))
     };
+    // A past participle describes the data, it does not ask to destroy it.
+    let r = ask(&index, "show removed jira watchers", Some(&directory));
+    assert_eq!(names(&r)[0], "jira_get_issue_watchers");
     for q in [
+        "list deleted jira issues",
         "update a jira comment",
         "get a github branch",
         "list jira issue links",

@@ -733,12 +733,11 @@ impl Index {
         // Rules `destructive_intent`, `read_intent`: what the query asks to do, per term.
         let verbs: Vec<u8> = qterms
             .iter()
-            .map(|q| {
-                if q.role == Role::Term {
-                    self.verb(&q.term)
-                } else {
-                    0
-                }
+            .map(|q| match self.verb(&q.term) {
+                _ if q.role != Role::Term => 0,
+                // A past participle describes data (`deleted issues`), it does not ask to destroy.
+                DESTROYS if q.token.ends_with("ed") => 0,
+                class => class,
             })
             .collect();
         let asked = verbs.iter().fold(0, |m, v| m | v);
