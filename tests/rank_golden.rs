@@ -1,6 +1,8 @@
 //! Golden cases over real tool definitions (fixtures/eval): the seed's incident first.
 
-use floorgate::rank::{Directory, Index, Limit, Role, Rules, SearchRequest, Subset, ToolDoc};
+use floorgate::rank::{
+    name_destroys, Directory, Index, Limit, Role, Rules, SearchRequest, Subset, ToolDoc,
+};
 
 fn notion_tools() -> Vec<ToolDoc> {
     let text = include_str!("../fixtures/eval/notion_tools.json");
@@ -545,11 +547,6 @@ fn a_destructive_request_never_gets_the_opposite_action() {
         "{:?}",
         names(&r)
     );
-    let destroys = |n: &str| {
-        floorgate::tokenize::tokenize(n)
-            .iter()
-            .any(|t| floorgate::rank::DESTRUCTIVE_VERBS.contains(&t.as_str()))
-    };
     // A past participle describes the data, it does not ask to destroy it.
     let r = ask(&index, "show removed jira watchers", Some(&directory));
     assert_eq!(names(&r)[0], "jira_get_issue_watchers");
@@ -563,7 +560,7 @@ fn a_destructive_request_never_gets_the_opposite_action() {
     ] {
         let r = ask(&index, q, Some(&directory));
         assert!(
-            !r.results.iter().any(|t| destroys(&t.name)),
+            !r.results.iter().any(|t| name_destroys(&t.name)),
             "{q}: {:?}",
             names(&r)
         );

@@ -233,6 +233,14 @@ pub const DESTRUCTIVE_VERBS: &[&str] = &[
     "wipe",
 ];
 
+/// A tool name holds one of [`DESTRUCTIVE_VERBS`] as a token (`slack.remove_reaction`,
+/// `delete_event`), whoever's catalog it comes from.
+pub fn name_destroys(name: &str) -> bool {
+    crate::tokenize::tokenize(name)
+        .iter()
+        .any(|t| DESTRUCTIVE_VERBS.contains(&t.as_str()))
+}
+
 /// Verbs that ask to read: a query with one of them and no other action verb is not answered
 /// with a tool named only for writing (rule `read_intent`).
 pub const READ_VERBS: &[&str] = &[
@@ -460,6 +468,25 @@ pub fn stem(token: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_verb_classes_are_disjoint() {
+        let spell = |v: &&str| stem(v).into_owned();
+        let all: Vec<String> = DESTRUCTIVE_VERBS
+            .iter()
+            .chain(READ_VERBS)
+            .chain(WRITE_VERBS)
+            .map(spell)
+            .collect();
+        let mut distinct = all.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            all.len(),
+            "a verb (or its stem) is in two classes"
+        );
+    }
 
     #[test]
     fn function_words_are_sorted_for_binary_search() {

@@ -261,7 +261,6 @@ fn verb_terms(rules: &Rules) -> Vec<(Box<str>, u8)> {
         .map(|(v, c)| (spell(v), c))
         .collect();
     verbs.sort();
-    verbs.dedup_by(|a, b| a.0 == b.0);
     verbs
 }
 
@@ -607,7 +606,8 @@ impl Index {
                 w[d as usize] = cur + weight;
             }
         };
-        let p = self.term(term);
+        let id = self.dict.get(term).copied();
+        let p = id.map(|i| &self.postings[i as usize]);
         if let Some(p) = p {
             for &d in &p.name {
                 add(d, EXACT_NAME_TOKEN as u8, Some(ANCHOR_HIT), w);
@@ -638,10 +638,7 @@ impl Index {
             for &d in &p.desc {
                 add(d, DESCRIPTION_TOKEN as u8, None, w);
             }
-            let noted = (!self.note_terms.is_empty())
-                .then(|| self.dict.get(term).and_then(|t| self.note_terms.get(t)))
-                .flatten();
-            if let Some(noted) = noted {
+            if let Some(noted) = id.and_then(|i| self.note_terms.get(&i)) {
                 for &d in noted {
                     if visible.contains(d) {
                         w[d as usize] |= ANCHOR_HIT;

@@ -19,7 +19,8 @@ mod index;
 mod synonyms;
 
 pub use analyze::{
-    stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, PHRASE_PREPOSITIONS, READ_VERBS, WRITE_VERBS,
+    name_destroys, stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, PHRASE_PREPOSITIONS, READ_VERBS,
+    WRITE_VERBS,
 };
 pub use directory::Directory;
 pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};

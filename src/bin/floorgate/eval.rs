@@ -7,7 +7,7 @@
 use super::args::Args;
 use super::tools_file;
 use floorgate::rank::{
-    Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc, DESTRUCTIVE_VERBS,
+    name_destroys, Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -85,13 +85,6 @@ pub struct EvalQuery {
     /// Whether the set's own expected tool (`expected`, named in the set's catalog, not ours)
     /// destroys data: a connector-level hit that does the opposite is counted apart.
     pub expected_destroys: Option<bool>,
-}
-
-/// A tool name holds one of [`DESTRUCTIVE_VERBS`] (`slack.remove_reaction`, `delete_event`).
-fn name_destroys(name: &str) -> bool {
-    floorgate::tokenize::tokenize(name)
-        .iter()
-        .any(|t| DESTRUCTIVE_VERBS.contains(&t.as_str()))
 }
 
 /// The catalog, grouped by connector.
@@ -745,49 +738,43 @@ pub fn run(mut args: Args) -> Result<(), String> {
             .map(|r| r.as_ref())
             .filter(|r| r.label().starts_with("shipped") && r.label() != "shipped, no directory")
             .collect();
-        let mut sums: Vec<(String, String, Figures, usize)> = Vec::new();
+        let row = |first: &str, set: &str, label: &str, f: [f64; 5]| {
+            println!(
+                "{first:>4} {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                f[0], f[1], f[2], f[3], f[4]
+            )
+        };
+        let shown = |f: &Figures| [f.hit1, f.hit5, f.mrr5, f.opposite, f.wrong];
         println!(
             "{:>4} {:<8} {:<32} {:>6} {:>6} {:>6} {:>6} {:>6}",
             "seed", "set", "rules", "hit@1", "hit@5", "MRR@5", "opp", "wrong"
         );
+        // Per (set, rules): the shown figures of every seed, for the mean.
+        let mut per_rules: Vec<(String, String, Vec<[f64; 5]>)> = Vec::new();
         for &sd in &seeds {
             let (sets, pools) = draw(sd);
             for ((set, qs), pools) in sets.iter().zip(&pools) {
                 for r in &ours {
-                    let f = measure(*r, &cat, qs, pools);
-                    println!(
-                        "{sd:>4} {set:<8} {:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-                        r.label(),
-                        f.hit1,
-                        f.hit5,
-                        f.mrr5,
-                        f.opposite,
-                        f.wrong
-                    );
-                    match sums.iter_mut().find(|s| s.0 == *set && s.1 == r.label()) {
-                        Some(s) => {
-                            s.2.hit1 += f.hit1;
-                            s.2.hit5 += f.hit5;
-                            s.2.mrr5 += f.mrr5;
-                            s.2.opposite += f.opposite;
-                            s.2.wrong += f.wrong;
-                            s.3 += 1;
-                        }
-                        None => sums.push((set.to_string(), r.label(), f, 1)),
+                    let f = shown(&measure(*r, &cat, qs, pools));
+                    row(&sd.to_string(), set, &r.label(), f);
+                    match per_rules
+                        .iter_mut()
+                        .find(|p| p.0 == *set && p.1 == r.label())
+                    {
+                        Some(p) => p.2.push(f),
+                        None => per_rules.push((set.to_string(), r.label(), vec![f])),
                     }
                 }
             }
         }
-        for (set, label, f, n) in &sums {
-            let k = *n as f64;
-            println!(
-                "mean {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-                f.hit1 / k,
-                f.hit5 / k,
-                f.mrr5 / k,
-                f.opposite / k,
-                f.wrong / k
-            );
+        for (set, label, all) in &per_rules {
+            let mut mean = [0.0; 5];
+            for f in all {
+                for (m, x) in mean.iter_mut().zip(f) {
+                    *m += x / all.len() as f64;
+                }
+            }
+            row("mean", set, label, mean);
         }
         return Ok(());
     }
