@@ -415,10 +415,12 @@ fn a_result_needs_a_query_word_in_its_name_or_label() {
     let q = "show active incidents on the status page";
     let r = ask(&Index::build(shop.clone()), q, Some(&directory));
     assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    // (`show` is also an action verb, which `object_anchor` alone keeps from anchoring.)
     let synonym_anchored = Index::with_rules(
         shop,
         Rules {
             synonym_anchors: true,
+            object_anchor: false,
             ..Rules::SHIPPED
         },
     );
@@ -444,6 +446,38 @@ fn a_result_needs_a_query_word_in_its_name_or_label() {
                 "{q}: {m:?}"
             );
         }
+    }
+}
+
+/// An action verb in a name is not enough of an anchor when the query has other words with
+/// mass: `list` in `freshdesk_list_tickets` does not make it a list of status pages.
+#[test]
+fn an_action_verb_alone_does_not_anchor_a_result() {
+    let directory = Directory::build(catalog());
+    let pool = pool_of(&["Freshdesk", "Notion"]);
+    let q = "list available status pages";
+    let r = ask(&Index::build(pool.clone()), q, Some(&directory));
+    assert!(r.results.is_empty(), "{q}: {:?}", names(&r));
+    let reason = r.explanation.unwrap().reason.unwrap();
+    assert!(reason.contains("other than an action verb"), "{reason}");
+    let verb_anchored = Index::with_rules(
+        pool.clone(),
+        Rules {
+            object_anchor: false,
+            ..Rules::SHIPPED
+        },
+    );
+    let r = ask(&verb_anchored, q, Some(&directory));
+    assert_eq!(names(&r), ["freshdesk_list_tickets"], "{q}");
+    // The object in the name, or the product's label, anchors as before.
+    let index = Index::build(pool);
+    for (q, want) in [
+        ("list freshdesk tickets", "freshdesk_list_tickets"),
+        ("list tickets", "freshdesk_list_tickets"),
+        ("list", "freshdesk_list_tickets"),
+    ] {
+        let r = ask(&index, q, Some(&directory));
+        assert!(names(&r).contains(&want), "{q}: {:?}", names(&r));
     }
 }
 

@@ -21,6 +21,10 @@ use crate::tokenize::for_each_token;
 /// Marks a name or connector-label match in the per-term weight scratch (weights stay far
 /// below it).
 const ANCHOR_HIT: u8 = 0x80;
+/// Per tool and query: some term with mass met its name or label (`ANY_ANCHOR`); one that is
+/// not an action verb did (`OBJECT_ANCHOR`).
+const ANY_ANCHOR: u8 = 1;
+const OBJECT_ANCHOR: u8 = 2;
 
 /// A tool as the ranker sees it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -738,6 +742,7 @@ impl Index {
             })
             .collect();
         let asked = verbs.iter().fold(0, |m, v| m | v);
+        let raw_verb: Vec<u8> = qterms.iter().map(|q| self.verb(&q.term)).collect();
         let asks_destroy = rules.destructive_intent && asked & DESTROYS != 0;
         let asks_other_action = rules.destructive_intent && asked != 0 && !asks_destroy;
         let asks_only_read = rules.read_intent && asked == READS;
@@ -749,7 +754,9 @@ impl Index {
         let mut score = vec![0u32; self.len()];
         let mut cov = vec![0f64; self.len()];
         // Rule `name_anchor`: a term with mass matched the tool's name or connector label.
-        let mut anchor = vec![false; self.len()];
+        // Rule `object_anchor`: `OBJECT_ANCHOR` when that term is not an action verb.
+        let mut anchor = vec![0u8; self.len()];
+        let mut has_object = false;
         let mut cands: Vec<DocId> = Vec::new();
         let mut hits: Vec<Option<TokenHits>> = Vec::with_capacity(qterms.len());
         // Words nobody knows, in a query naming no product of the pool.
@@ -789,6 +796,9 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
+            if q.role == Role::Term && h.idf > 0.0 && raw_verb[ti] == 0 {
+                has_object = true;
+            }
             if asks_destroy && verbs[ti] == DESTROYS {
                 for &d in &touched {
                     covers_destroy[d as usize] = true;
@@ -808,7 +818,11 @@ impl Index {
                     }
                     cov[i] += h.idf;
                     if w[i] & ANCHOR_HIT != 0 && h.idf > 0.0 {
-                        anchor[i] = true;
+                        anchor[i] |= if raw_verb[ti] == 0 {
+                            OBJECT_ANCHOR | ANY_ANCHOR
+                        } else {
+                            ANY_ANCHOR
+                        };
                     }
                     if vocab && ti < 64 {
                         doc_mask[i] |= 1 << ti;
@@ -878,7 +892,15 @@ impl Index {
             .collect();
 
         // The floor is a gate after ranking: it never reorders, it only cuts.
-        let anchored = |c: &Cand| !rules.name_anchor || anchor[c.id as usize];
+        let anchored = |c: &Cand| {
+            let i = c.id as usize;
+            !rules.name_anchor
+                || if rules.object_anchor && has_object {
+                    anchor[i] & OBJECT_ANCHOR != 0
+                } else {
+                    anchor[i] != 0
+                }
+        };
         let intended = |c: &Cand| {
             let i = c.id as usize;
             let named = self.name_verbs[i];
@@ -949,6 +971,11 @@ impl Index {
             if results.is_empty() {
                 // Tools over the floor that only the anchor rule held back.
                 let unanchored = ranked.iter().any(|c| c.coverage >= FLOOR && !anchored(c));
+                // Of those, some had only an action verb of the query in their name.
+                let verb_anchored = unanchored
+                    && ranked
+                        .iter()
+                        .any(|c| c.coverage >= FLOOR && !anchored(c) && anchor[c.id as usize] != 0);
                 // Tools over the floor, anchored, that the query's intent held back.
                 let unintended = ranked
                     .iter()
@@ -1000,6 +1027,11 @@ impl Index {
                 } else if unintended {
                     format!(
                         "the only tools that cover {FLOOR} of the query's IDF mass delete or remove, which the query does not ask for"
+                    )
+                } else if let Some(b) = best_rejected.as_ref().filter(|_| verb_anchored) {
+                    format!(
+                        "no tool covers {FLOOR} of the query's IDF mass with a query word other than an action verb in its name or connector label (a verb like list or get alone does not count); the best candidate covers {:.3}",
+                        b.coverage
                     )
                 } else if let Some(b) = best_rejected.as_ref().filter(|_| unanchored) {
                     format!(

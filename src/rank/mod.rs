@@ -110,6 +110,10 @@ pub struct Rules {
     /// word asks, not that the query named it, and with it a verb alone carried descriptions
     /// over the floor (`show active incidents on the status page` → `shopify_list_products`).
     pub synonym_anchors: bool,
+    /// When the query has a word with mass that is not an action verb, the anchor of
+    /// `name_anchor` must be such a word: `list` alone in a name does not make
+    /// `freshdesk_list_tickets` an answer to `list available status pages`.
+    pub object_anchor: bool,
     /// A query that asks to destroy ([`DESTRUCTIVE_VERBS`]: delete, remove, …) gets only tools
     /// that cover such a verb; a query that asks for another action ([`READ_VERBS`],
     /// [`WRITE_VERBS`]) and for no destruction gets no tool whose name destroys. An exact whole-name match is
@@ -143,6 +147,7 @@ impl Rules {
         argument_phrases: false,
         name_anchor: false,
         synonym_anchors: false,
+        object_anchor: false,
         destructive_intent: false,
         read_intent: false,
     };
@@ -163,6 +168,7 @@ impl Rules {
         argument_phrases: true,
         name_anchor: true,
         synonym_anchors: false,
+        object_anchor: true,
         destructive_intent: true,
         read_intent: false,
     };

@@ -629,6 +629,13 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            "shipped - object anchor",
+            Rules {
+                object_anchor: false,
+                ..s
+            },
+        ),
+        (
             "shipped - destructive intent",
             Rules {
                 destructive_intent: false,
