@@ -789,6 +789,11 @@ impl Index {
                         } else if rules.unknown_word_abstains {
                             unknown.push(q.token.clone());
                         }
+                    } else if rules.uncovered_names_no_mass
+                        && product_in_pool
+                        && !dir.compound_term(&q.term)
+                    {
+                        q.role = Role::UnknownWord;
                     }
                 }
             }

@@ -629,6 +629,14 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            // Measured and not shipped (docs/ranking.md, rule 5).
+            "shipped + uncovered names no mass",
+            Rules {
+                uncovered_names_no_mass: true,
+                ..s
+            },
+        ),
+        (
             "shipped - object anchor",
             Rules {
                 object_anchor: false,
