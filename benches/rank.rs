@@ -2,9 +2,10 @@
 //! pools and queries (with `--features bm25-baseline`).
 //!
 //! Tools are the real catalog rows of `fixtures/eval`, repeated with renamed copies past the
-//! catalog's size; queries are the real short queries of the same folder, asked in turn.
+//! catalog's size; queries are the real short queries of the same folder, asked in turn, with
+//! and without the connector directory the gateway passes.
 
-use floorgate::rank::{Index, Limit, SearchRequest, Subset, ToolDoc};
+use floorgate::rank::{Directory, Index, Limit, SearchRequest, Subset, ToolDoc};
 use std::sync::OnceLock;
 
 const SIZES: &[usize] = &[100, 1_000, 10_000];
@@ -65,8 +66,21 @@ fn build(b: divan::Bencher, n: usize) {
     b.with_inputs(|| docs.clone()).bench_values(Index::build);
 }
 
+/// Pool-only rules: the same work tantivy does, so the two compare.
 #[divan::bench(args = SIZES, sample_count = 200, sample_size = 20)]
 fn query(b: divan::Bencher, n: usize) {
+    run_queries(b, n, None);
+}
+
+/// What the gateway runs: the deployment's directory (every catalog connector) beside the pool,
+/// for product detection and prose words, and an explanation for every empty answer.
+#[divan::bench(args = SIZES, sample_count = 200, sample_size = 20)]
+fn query_with_directory(b: divan::Bencher, n: usize) {
+    let directory = Directory::build(catalog().clone());
+    run_queries(b, n, Some(&directory));
+}
+
+fn run_queries(b: divan::Bencher, n: usize, directory: Option<&Directory>) {
     let ix = Index::build(tools(n));
     let all = Subset::all(&ix);
     let qs = queries();
@@ -77,7 +91,7 @@ fn query(b: divan::Bencher, n: usize) {
             query: &qs[i],
             limit: Limit::DEFAULT,
             explain: false,
-            directory: None,
+            directory,
         };
         ix.search(&req, &all)
     });

@@ -5,13 +5,12 @@
 //! a word of the gateway's vocabulary from an incidental word. It is never a source of results:
 //! nothing from it is ranked or named except connector labels.
 
-use super::index::{label_words, Index, LabelWord};
+use super::index::{Index, LabelWord};
 use super::{Rules, ToolDoc};
 
 /// The prepared connector directory.
 pub struct Directory {
     index: Index,
-    connectors: Vec<(String, Vec<LabelWord>)>,
 }
 
 impl Directory {
@@ -21,18 +20,15 @@ impl Directory {
     }
 
     pub fn with_rules(tools: Vec<ToolDoc>, rules: Rules) -> Directory {
-        let index = Index::with_rules(tools, rules);
-        let connectors = index
-            .connector_labels()
-            .iter()
-            .map(|(label, _)| (label.clone(), label_words(label, &rules)))
-            .collect();
-        Directory { index, connectors }
+        Directory {
+            index: Index::with_rules(tools, rules),
+        }
     }
 
-    /// Connector labels and the words a query must contain to name each.
+    /// Connector labels and the words a query must contain to name each, in the order of
+    /// the ids `Index::named_connectors` gives.
     pub(super) fn connectors(&self) -> &[(String, Vec<LabelWord>)] {
-        &self.connectors
+        self.index.connector_labels()
     }
 
     pub(super) fn index(&self) -> &Index {
@@ -41,22 +37,22 @@ impl Directory {
 
     /// Connector labels of the directory.
     pub fn labels(&self) -> impl Iterator<Item = &str> {
-        self.connectors.iter().map(|(l, _)| l.as_str())
+        self.connectors().iter().map(|(l, _)| l.as_str())
     }
 
     pub fn len(&self) -> usize {
-        self.connectors.len()
+        self.connectors().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.connectors.is_empty()
+        self.connectors().is_empty()
     }
 }
 
 impl std::fmt::Debug for Directory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Directory")
-            .field("connectors", &self.connectors.len())
+            .field("connectors", &self.len())
             .field("tools", &self.index.len())
             .finish()
     }

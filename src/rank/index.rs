@@ -76,6 +76,9 @@ pub struct Index {
     doc_terms: Vec<DocTerms>,
     /// Distinct connector labels and their terms; `doc_connector` points into it.
     connectors: Vec<(String, Vec<LabelWord>)>,
+    /// Per word a label can start with (its first word whole, or that word's first token),
+    /// the connectors whose label does: a query can name only those through that word.
+    label_keys: HashMap<Box<str>, Vec<u32>>,
     doc_connector: Vec<u32>,
     /// Per term, the tools whose scaffolding notes interpolate it (an account label, a frozen
     /// value): description words that still anchor a result, like a connector label.
@@ -301,6 +304,7 @@ impl Index {
             by_name: HashMap::new(),
             doc_terms: Vec::with_capacity(docs.len()),
             connectors: Vec::new(),
+            label_keys: HashMap::new(),
             doc_connector: Vec::with_capacity(docs.len()),
             note_terms: HashMap::new(),
             verbs: verb_terms(&rules),
@@ -386,6 +390,15 @@ impl Index {
             .collect();
         names.sort_unstable_by(|&a, &b| ix.text[a as usize].cmp(&ix.text[b as usize]));
         ix.name_terms = names;
+        for (c, (_, words)) in ix.connectors.iter().enumerate() {
+            let Some(first) = words.first() else { continue };
+            for key in std::iter::once(&first.whole).chain(first.parts.first()) {
+                let ids = ix.label_keys.entry(key.as_str().into()).or_default();
+                if ids.last() != Some(&(c as u32)) {
+                    ids.push(c as u32);
+                }
+            }
+        }
         ix.docs = docs;
         ix.shrink();
         ix
@@ -412,6 +425,21 @@ impl Index {
         self.dict.shrink_to_fit();
         self.by_name.shrink_to_fit();
         self.note_terms.shrink_to_fit();
+        self.label_keys.shrink_to_fit();
+    }
+
+    /// The connectors whose label these query terms name, in index order.
+    pub(super) fn named_connectors(&self, query: &[&str]) -> Vec<u32> {
+        let mut named: Vec<u32> = query
+            .iter()
+            .filter_map(|t| self.label_keys.get(*t))
+            .flatten()
+            .copied()
+            .filter(|&c| names_label(&self.connectors[c as usize].1, query))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        named
     }
 
     pub fn rules(&self) -> Rules {
@@ -460,10 +488,16 @@ impl Index {
             .sum();
         let n: usize = self.by_name.keys().map(|k| k.len() + 16 + 24 + 8).sum();
         let notes: usize = self.note_terms.values().map(|v| 4 + 24 + 4 * v.len()).sum();
+        let keys: usize = self
+            .label_keys
+            .iter()
+            .map(|(k, v)| k.len() + 16 + 24 + 4 * v.len())
+            .sum();
         p + t
             + d
             + n
             + notes
+            + keys
             + 4 * self.name_terms.len()
             + 4 * self.doc_connector.len()
             + self.name_verbs.len()
@@ -674,11 +708,20 @@ impl Index {
         }
     }
 
-    /// df of `term` over the pool, for tokens that are not scored.
-    fn df_only(&self, q: &QueryTerm, visible: &Subset) -> usize {
-        let mut w = vec![0u8; self.len()];
-        let mut touched = Vec::new();
-        self.gather(&q.term, q.whole, visible, &mut w, &mut touched);
+    /// df of `term` over the pool, for tokens that are not scored; `w` and `touched` are the
+    /// search's scratch, left as they were found (`w` all zero).
+    fn df_only(
+        &self,
+        q: &QueryTerm,
+        visible: &Subset,
+        w: &mut [u8],
+        touched: &mut Vec<DocId>,
+    ) -> usize {
+        touched.clear();
+        self.gather(&q.term, q.whole, visible, w, touched);
+        for &d in touched.iter() {
+            w[d as usize] = 0;
+        }
         touched.len()
     }
 
@@ -690,13 +733,12 @@ impl Index {
 
         // Products the query names: the pool's own connectors, then the directory's.
         let query_set: Vec<&str> = qterms.iter().map(|q| q.term.as_str()).collect();
-        let names = |words: &[LabelWord]| names_label(words, &query_set);
-        let named_visible: Vec<u32> = (0..self.connectors.len() as u32)
+        let mut named_visible: Vec<u32> = self
+            .named_connectors(&query_set)
+            .into_iter()
             .filter(|&c| visible.connectors.get(c as usize).copied().unwrap_or(false))
-            .filter(|&c| names(&self.connectors[c as usize].1))
             .collect();
         // By label, not by index order, so withheld tools cannot reorder them.
-        let mut named_visible = named_visible;
         named_visible.sort_by(|&a, &b| {
             self.connectors[a as usize]
                 .0
@@ -710,13 +752,17 @@ impl Index {
             })
             .collect();
         if let Some(dir) = req.directory {
-            for (label, terms) in dir.connectors() {
-                let seen = products.iter().any(|p| &p.label == label);
+            let labels = dir.connectors();
+            for c in dir.index().named_connectors(&query_set) {
+                let label = &labels[c as usize].0;
+                if products.iter().any(|p| &p.label == label) {
+                    continue;
+                }
                 let visible_here = (0..self.connectors.len()).any(|c| {
                     visible.connectors.get(c).copied().unwrap_or(false)
                         && &self.connectors[c].0 == label
                 });
-                if !seen && !visible_here && names(terms) {
+                if !visible_here {
                     products.push(ProductHint {
                         label: label.clone(),
                         visible: false,
@@ -732,17 +778,24 @@ impl Index {
         }
 
         // Rules `destructive_intent`, `read_intent`: what the query asks to do, per term.
+        // Rule `object_anchor` asks the verb class of every term, participles included.
+        let raw_verb: Vec<u8> = qterms
+            .iter()
+            .map(|q| match q.role {
+                Role::Term => self.verb(&q.term),
+                _ => 0,
+            })
+            .collect();
         let verbs: Vec<u8> = qterms
             .iter()
-            .map(|q| match self.verb(&q.term) {
-                _ if q.role != Role::Term => 0,
+            .zip(&raw_verb)
+            .map(|(q, &class)| match class {
                 // A past participle describes data (`deleted issues`), it does not ask to destroy.
                 DESTROYS if q.token.ends_with("ed") => 0,
                 class => class,
             })
             .collect();
         let asked = verbs.iter().fold(0, |m, v| m | v);
-        let raw_verb: Vec<u8> = qterms.iter().map(|q| self.verb(&q.term)).collect();
         let asks_destroy = rules.destructive_intent && asked & DESTROYS != 0;
         let asks_other_action = rules.destructive_intent && asked != 0 && !asks_destroy;
         let asks_only_read = rules.read_intent && asked == READS;
@@ -951,7 +1004,7 @@ impl Index {
                     let (df, idf_v) = match h {
                         Some(h) => (h.df, h.idf),
                         None => {
-                            let df = self.df_only(q, visible);
+                            let df = self.df_only(q, visible, &mut w, &mut touched);
                             (df, idf(n, df))
                         }
                     };
