@@ -62,6 +62,12 @@ fn shipped_rules_hold_their_figures() {
         f(guessed, "wrong") <= 0.01,
         "guessed wrong-tool rate {guessed}"
     );
+    // A guessed name without its product may match another product's tool of the same kind,
+    // so it is not held to the 1% line; rules 16 and 20 (anchors) took it from 0.323 to 0.194.
+    assert!(
+        f(guessed, "wrong_no_platform") <= 0.21,
+        "guessed wrong-tool rate, product not named {guessed}"
+    );
     // The refinements must keep paying for themselves against the literal rules.
     let literal = figures(&v, "dust", "literal SPEC §7");
     assert!(
