@@ -876,11 +876,7 @@ impl Index {
                     }
                     cov[i] += h.idf;
                     if w[i] & ANCHOR_HIT != 0 && h.idf > 0.0 {
-                        anchor[i] |= if raw_verb[ti] == 0 {
-                            OBJECT_ANCHOR | ANY_ANCHOR
-                        } else {
-                            ANY_ANCHOR
-                        };
+                        anchor[i] |= ANY_ANCHOR | if raw_verb[ti] == 0 { OBJECT_ANCHOR } else { 0 };
                     }
                     if vocab && ti < 64 {
                         doc_mask[i] |= 1 << ti;
@@ -1030,10 +1026,9 @@ impl Index {
                 // Tools over the floor that only the anchor rule held back.
                 let unanchored = ranked.iter().any(|c| c.coverage >= FLOOR && !anchored(c));
                 // Of those, some had only an action verb of the query in their name.
-                let verb_anchored = unanchored
-                    && ranked
-                        .iter()
-                        .any(|c| c.coverage >= FLOOR && !anchored(c) && anchor[c.id as usize] != 0);
+                let verb_anchored = ranked
+                    .iter()
+                    .any(|c| c.coverage >= FLOOR && !anchored(c) && anchor[c.id as usize] != 0);
                 // Tools over the floor, anchored, that the query's intent held back.
                 let unintended = ranked
                     .iter()
