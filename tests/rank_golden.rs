@@ -219,6 +219,38 @@ fn everyday_verbs_meet_the_words_tools_use() {
 }
 
 #[test]
+fn everyday_verbs_for_marking_downloading_and_access_find_the_tool() {
+    let directory = Directory::build(catalog());
+    let pool = pool_of(&["Gmail", "Snowflake", "Email (IMAP/SMTP)", "Slack"]);
+    let cases = [
+        (
+            "mark a gmail message as read and move it out of the inbox",
+            "gmail_modify_email",
+        ),
+        (
+            "download the file attached to a gmail email",
+            "gmail_get_email_attachments",
+        ),
+        ("what snowflake databases can i access", "list_databases"),
+    ];
+    let shipped = Index::build(pool.clone());
+    let without = Index::with_rules(
+        pool,
+        Rules {
+            synonyms: false,
+            ..Rules::SHIPPED
+        },
+    );
+    for (q, tool) in cases {
+        let r = ask(&shipped, q, Some(&directory));
+        assert_eq!(names(&r).first(), Some(&tool), "{q}");
+        // Without the table the verb counts against the right tool and the floor empties it.
+        let r = ask(&without, q, Some(&directory));
+        assert!(!names(&r).contains(&tool), "{q}: {:?}", names(&r));
+    }
+}
+
+#[test]
 fn a_word_no_connector_knows_may_be_a_product_the_gateway_lacks() {
     let directory = Directory::build(catalog());
     let index = Index::build(notion_tools());

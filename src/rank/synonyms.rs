@@ -19,9 +19,11 @@ use super::analyze::stem;
 /// Caller's word → words tool definitions use for the same thing.
 pub const SYNONYMS: &[(&str, &[&str])] = &[
     // Reading and finding.
+    ("access", &["get", "read", "list", "view"]),
     ("browse", &["list", "search"]),
     ("check", &["get", "read", "view"]),
     ("display", &["get", "list", "view", "show"]),
+    ("download", &["get", "fetch", "read", "retrieve"]),
     ("fetch", &["get", "retrieve", "read"]),
     ("find", &["search", "get", "lookup", "query", "list"]),
     ("get", &["fetch", "retrieve", "read"]),
@@ -38,6 +40,7 @@ pub const SYNONYMS: &[(&str, &[&str])] = &[
     // Changing.
     ("change", &["update", "edit", "modify", "set"]),
     ("edit", &["update", "modify", "patch"]),
+    ("mark", &["update", "modify", "set"]),
     ("modify", &["update", "edit", "patch"]),
     ("rename", &["update", "edit"]),
     ("update", &["edit", "modify", "patch"]),
