@@ -29,6 +29,10 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --failures        list every miss, wrong tool and opposite-action hit of the shipped rules,
                     with its tokens and reason
   --failures-of L   the same for the ablation labelled L (as --ablation prints it)
+  --answers         with --failures or --failures-of: also print every hit with its results
+  --labels FILE     tool-level labels of the queries (JSONL {\"query\", \"connector\", \"tools\"});
+                    adds t_hit5 (a correct tool in the top 5, of the queries some tool serves)
+                    and t_wr1 (a non-empty answer led by a tool that does not do what was asked)
 ";
 
 /// `4,5,6`, `4-12`, or both mixed: the seeds in the order given.
@@ -85,6 +89,9 @@ pub struct EvalQuery {
     /// Whether the set's own expected tool (`expected`, named in the set's catalog, not ours)
     /// destroys data: a connector-level hit that does the opposite is counted apart.
     pub expected_destroys: Option<bool>,
+    /// Tool-level labels of a connector-labelled query (`--labels`): the catalog tools that do
+    /// what it asks (empty: none does, the right answer is empty).
+    pub correct: Option<Vec<String>>,
 }
 
 /// The catalog, grouped by connector.
@@ -163,9 +170,51 @@ pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             expected_destroys: v.get("expected").and_then(Value::as_str).map(name_destroys),
+            correct: None,
         });
     }
     Ok(out)
+}
+
+/// Reads tool-level labels (`{"query", "connector", "tools": [names]}` per line) into the
+/// queries they name. A label for no query, or naming a tool outside the query's product, is
+/// an error: a typo must not silently shrink the measure.
+pub fn load_labels(path: &str, queries: &mut [EvalQuery], cat: &Catalog) -> Result<(), String> {
+    for (line, v) in read_jsonl(path)? {
+        let at = |m: String| format!("{path}: line {line}: {m}");
+        let field = |f: &str| {
+            v.get(f)
+                .and_then(Value::as_str)
+                .ok_or_else(|| at(format!("missing string field `{f}`")))
+        };
+        let (query, connector) = (field("query")?, field("connector")?);
+        let tools: Vec<String> = v
+            .get("tools")
+            .and_then(Value::as_array)
+            .ok_or_else(|| at("missing array field `tools`".into()))?
+            .iter()
+            .map(|t| t.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or_else(|| at("`tools` must hold tool names (strings)".into()))?;
+        let fam = family(connector);
+        for t in &tools {
+            let known = cat
+                .docs
+                .iter()
+                .any(|d| &d.name == t && fam.contains(&d.connector));
+            if !known {
+                return Err(at(format!(
+                    "no tool `{t}` in the catalog under {connector}"
+                )));
+            }
+        }
+        let q = queries
+            .iter_mut()
+            .find(|q| q.query == query && q.connector == connector)
+            .ok_or_else(|| at(format!("no query {query:?} labelled {connector}")))?;
+        q.correct = Some(tools);
+    }
+    Ok(())
 }
 
 fn render(tokens: &[String], style: usize) -> String {
@@ -233,6 +282,7 @@ pub fn guessed_names(cat: &Catalog, per_connector: usize, rng: &mut Rng) -> Vec<
                 tool: Some(doc.name.clone()),
                 no_platform: !names_product,
                 expected_destroys: None,
+                correct: None,
             });
         }
     }
@@ -380,6 +430,13 @@ pub struct Figures {
     /// Of `present`: connector-level hits whose first gold tool destroys where the set's
     /// expected tool does not, or the reverse (`remove my reaction` → `add_reaction`).
     pub opposite: f64,
+    /// Of `present`: queries with a tool-level label (`--labels`).
+    pub labelled: usize,
+    /// Of those with some correct tool: a correct tool in the top 5.
+    pub tool_hit5: f64,
+    /// Of `labelled`: a non-empty answer whose first result is not a correct tool (the
+    /// confidently wrong tool inside the right product, which `wrong` cannot see).
+    pub tool_wrong: f64,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -399,9 +456,21 @@ pub fn measure(
     let (mut np, mut h1, mut h5, mut rr, mut ne) = (0, 0, 0, 0.0, 0);
     let (mut na, mut wa, mut nn, mut wn, mut no, mut wo) = (0, 0, 0, 0, 0, 0);
     let mut opposite = 0;
+    let (mut nl, mut nt, mut th5, mut tw) = (0, 0, 0, 0);
     for (q, (present, absent)) in queries.iter().zip(pools) {
         if let Some(p) = present {
             let res = r.rank(&q.query, &cat.ids(p));
+            if let Some(correct) = &q.correct {
+                let fam = family(&q.connector);
+                let ok =
+                    |(name, conn): &(String, String)| correct.contains(name) && fam.contains(conn);
+                nl += 1;
+                tw += usize::from(res.first().is_some_and(|r| !ok(r)));
+                if !correct.is_empty() {
+                    nt += 1;
+                    th5 += usize::from(res.iter().take(5).any(ok));
+                }
+            }
             np += 1;
             ne += usize::from(!res.is_empty());
             let fam = family(&q.connector);
@@ -444,6 +513,9 @@ pub fn measure(
         absent_offered: no,
         wrong_offered: ratio(wo, no),
         opposite: ratio(opposite, np),
+        labelled: nl,
+        tool_hit5: ratio(th5, nt),
+        tool_wrong: ratio(tw, nl),
     }
 }
 
@@ -453,6 +525,7 @@ fn show_failures(
     cat: &Catalog,
     queries: &[EvalQuery],
     pools: &[(Option<Vec<String>>, Vec<String>)],
+    answers: bool,
 ) {
     for (q, (present, absent)) in queries.iter().zip(pools) {
         let ask = |pool: &[String]| {
@@ -481,6 +554,20 @@ fn show_failures(
                         q.set, q.query, q.connector, h.connector, h.name
                     );
                 }
+            }
+            if let (Some(_), true) = (hit, answers) {
+                let top: Vec<String> = r
+                    .results
+                    .iter()
+                    .map(|x| format!("{}/{}", x.connector, x.name))
+                    .collect();
+                println!(
+                    "HIT [{}] {:?} gold={} -> {}",
+                    q.set,
+                    q.query,
+                    q.connector,
+                    top.join("; ")
+                );
             }
             if hit.is_none() {
                 println!(
@@ -702,6 +789,8 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let json = args.switch("--json");
     let failures = args.switch("--failures");
     let failures_of: Option<String> = args.value("--failures-of")?;
+    let answers = args.switch("--answers");
+    let labels: Option<String> = args.value("--labels")?;
     let pos = args.positionals()?;
     if !pos.is_empty() {
         return Err(format!("unexpected argument `{}`", pos[0]));
@@ -709,7 +798,13 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let catalog = catalog.ok_or("--catalog FILE (or --data DIR) is required")?;
     let cat = Catalog::load(&catalog)?;
 
-    let dust = queries.as_deref().map(load_queries).transpose()?;
+    let mut dust = queries.as_deref().map(load_queries).transpose()?;
+    if let Some(path) = &labels {
+        let qs = dust
+            .as_mut()
+            .ok_or("--labels needs --queries (or --data)")?;
+        load_labels(path, qs, &cat)?;
+    }
     // The query sets of one seed and their pools (the guessed names depend on the seed).
     let draw = |seed: u64| {
         let mut rng = Rng::new(seed);
@@ -753,19 +848,29 @@ pub fn run(mut args: Args) -> Result<(), String> {
             .map(|r| r.as_ref())
             .filter(|r| r.label().starts_with("shipped") && r.label() != "shipped, no directory")
             .collect();
-        let row = |first: &str, set: &str, label: &str, f: [f64; 5]| {
+        let row = |first: &str, set: &str, label: &str, f: [f64; 7]| {
             println!(
-                "{first:>4} {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-                f[0], f[1], f[2], f[3], f[4]
+                "{first:>4} {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+                f[0], f[1], f[2], f[3], f[4], f[5], f[6]
             )
         };
-        let shown = |f: &Figures| [f.hit1, f.hit5, f.mrr5, f.opposite, f.wrong];
+        let shown = |f: &Figures| {
+            [
+                f.hit1,
+                f.hit5,
+                f.mrr5,
+                f.opposite,
+                f.wrong,
+                f.tool_hit5,
+                f.tool_wrong,
+            ]
+        };
         println!(
-            "{:>4} {:<8} {:<32} {:>6} {:>6} {:>6} {:>6} {:>6}",
-            "seed", "set", "rules", "hit@1", "hit@5", "MRR@5", "opp", "wrong"
+            "{:>4} {:<8} {:<32} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "seed", "set", "rules", "hit@1", "hit@5", "MRR@5", "opp", "wrong", "t_hit5", "t_wr1"
         );
         // Per (set, rules): the shown figures of every seed, for the mean.
-        let mut per_rules: Vec<(String, String, Vec<[f64; 5]>)> = Vec::new();
+        let mut per_rules: Vec<(String, String, Vec<[f64; 7]>)> = Vec::new();
         for &sd in &seeds {
             let (sets, pools) = draw(sd);
             for ((set, qs), pools) in sets.iter().zip(&pools) {
@@ -783,7 +888,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
             }
         }
         for (set, label, all) in &per_rules {
-            let mut mean = [0.0; 5];
+            let mut mean = [0.0; 7];
             for f in all {
                 for (m, x) in mean.iter_mut().zip(f) {
                     *m += x / all.len() as f64;
@@ -804,7 +909,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         };
         let ours = Ours::new("shipped", &cat, rules, true);
         for ((_, qs), pools) in sets.iter().zip(&pools) {
-            show_failures(&ours, &cat, qs, pools);
+            show_failures(&ours, &cat, qs, pools, answers);
         }
         return Ok(());
     }
@@ -833,7 +938,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         cat.connectors.len()
     );
     println!(
-        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6}",
+        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6} {:>6}",
         "set",
         "rules",
         "n",
@@ -847,11 +952,14 @@ pub fn run(mut args: Args) -> Result<(), String> {
         "n_off",
         "wr_off",
         "n_np",
-        "wr_np"
+        "wr_np",
+        "n_lab",
+        "t_hit5",
+        "t_wr1"
     );
     for (set, label, f) in &rows {
         println!(
-            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3}",
+            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} {:>6.3}",
             set,
             label,
             f.present,
@@ -865,11 +973,15 @@ pub fn run(mut args: Args) -> Result<(), String> {
             f.absent_offered,
             f.wrong_offered,
             f.absent_no_platform,
-            f.wrong_no_platform
+            f.wrong_no_platform,
+            f.labelled,
+            f.tool_hit5,
+            f.tool_wrong
         );
     }
     println!("Query labels mapped to catalog connectors: Google Drive = Drive + Docs + Sheets + Slides; OneDrive/SharePoint = OneDrive; Slack (bot) = Slack; Outlook Calendar = Outlook.");
     println!("opp: present queries whose hit does the opposite of the set's expected tool (one destroys data, the other not); counted in hit@5 as the protocol says.");
+    println!("n_lab/t_hit5/t_wr1 (with --labels): present queries with a tool-level label; a correct tool in the top 5 (of those some tool serves); a non-empty answer led by a tool that does not do what was asked.");
     println!("n_off/wr_off: the part of n_abs whose product the catalog offers (the rest name products no directory row has).");
     println!("n_abs/wrong: absent pools of queries that name a product; n_np/wr_np: queries that name none (cross_server_no_platform_named, or a guessed name without the product), reported apart.");
     #[cfg(not(feature = "bm25-baseline"))]
