@@ -141,6 +141,11 @@ pub enum Role {
     /// the pool: an incidental word ("tomorrow", "colleague"). No mass. (Without a named
     /// product, an unknown word may name a product the gateway does not offer: it keeps mass.)
     UnknownWord,
+    /// Covered by nothing in the pool, though some tool name of the directory has it, in a
+    /// query that names a product of the pool and keeps an object word of its own (`change
+    /// the priority on jira issue …`): a detail of the request, not the capability. No mass;
+    /// the query's action verb must then be covered (rule `details_no_mass`).
+    DetailWord,
     /// Inside an argument phrase (`for this regression`, `about pricing`) of a query that names
     /// a product of the pool: it still adds to a tool's score, but carries no mass, so it can
     /// neither lift a tool over the floor nor hold the right one under it.

@@ -796,6 +796,17 @@ impl Index {
             })
             .collect();
         let asked = verbs.iter().fold(0, |m, v| m | v);
+        // Rule `details_no_mass`: the action verbs the query asks for (a participle of
+        // any class describes data: `the message the bot posted`), and per tool whether it
+        // covers one.
+        let asks_action: Vec<bool> = qterms
+            .iter()
+            .zip(&raw_verb)
+            .map(|(q, &class)| class != 0 && !q.token.ends_with("ed"))
+            .collect();
+        let mut covers_action = vec![false; if rules.details_no_mass { self.len() } else { 0 }];
+        // Its candidates: uncovered words some directory tool name has.
+        let mut detail = vec![false; qterms.len()];
         let asks_destroy = rules.destructive_intent && asked & DESTROYS != 0;
         let asks_other_action = rules.destructive_intent && asked != 0 && !asks_destroy;
         let asks_only_read = rules.read_intent && asked == READS;
@@ -842,11 +853,16 @@ impl Index {
                         } else if rules.unknown_word_abstains {
                             unknown.push(q.token.clone());
                         }
-                    } else if rules.uncovered_names_no_mass
+                    } else if rules.details_no_mass
                         && product_in_pool
+                        && raw_verb[ti] == 0
+                        && ti > 0
                         && !dir.compound_term(&q.term)
                     {
-                        q.role = Role::UnknownWord;
+                        // An action verb is the capability itself: it never becomes a detail,
+                        // nor does the first word, where a request puts its verb (`archive a
+                        // slack channel`) whether or not the verb lists know it.
+                        detail[ti] = true;
                     }
                 }
             }
@@ -854,8 +870,13 @@ impl Index {
                 df,
                 idf: idf(n, df),
             };
-            if q.role == Role::Term && h.idf > 0.0 && raw_verb[ti] == 0 {
+            if q.role == Role::Term && h.idf > 0.0 && raw_verb[ti] == 0 && !detail[ti] {
                 has_object = true;
+            }
+            if rules.details_no_mass && asks_action[ti] {
+                for &d in &touched {
+                    covers_action[d as usize] = true;
+                }
             }
             if asks_destroy && verbs[ti] == DESTROYS {
                 for &d in &touched {
@@ -892,6 +913,35 @@ impl Index {
             }
             hits.push(Some(h));
         }
+        // Rule `details_no_mass`: the uncovered words are details only when the query
+        // keeps an object word with mass besides them and the product's name; otherwise the
+        // query's whole object is what the pool lacks, and they keep their mass.
+        let mut details_dropped = false;
+        if detail.contains(&true) {
+            let keeps_object = qterms.iter().zip(&hits).enumerate().any(|(ti, (q, h))| {
+                q.role == Role::Term
+                    && !detail[ti]
+                    && raw_verb[ti] == 0
+                    && h.as_ref().is_some_and(|h| h.idf > 0.0)
+                    && !self.product_word(&named_visible, &q.term)
+            });
+            if keeps_object {
+                for (q, _) in qterms.iter_mut().zip(&detail).filter(|(_, &d)| d) {
+                    q.role = Role::DetailWord;
+                }
+                details_dropped = true;
+            } else {
+                has_object = true;
+            }
+        }
+        // Without its details, a request must still get the action it asks for.
+        let action_needed = details_dropped && asks_action.contains(&true);
+        let detail_mass: f64 = qterms
+            .iter()
+            .zip(&hits)
+            .filter(|(q, _)| q.role == Role::DetailWord)
+            .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
+            .sum();
         let mass: f64 = qterms
             .iter()
             .zip(&hits)
@@ -937,10 +987,17 @@ impl Index {
                 id: d,
                 exact: exact.contains(&d),
                 score: score[d as usize],
-                coverage: if mass > 0.0 {
-                    cov[d as usize] / mass
-                } else {
-                    0.0
+                coverage: {
+                    // Details are details of the named product's request: for any other
+                    // product's tool they keep their mass.
+                    let own =
+                        !details_dropped || named_visible.contains(&self.doc_connector[d as usize]);
+                    let m = if own { mass } else { mass + detail_mass };
+                    if m > 0.0 {
+                        cov[d as usize] / m
+                    } else {
+                        0.0
+                    }
                 },
             })
             .collect();
@@ -958,7 +1015,9 @@ impl Index {
         let intended = |c: &Cand| {
             let i = c.id as usize;
             let named = self.name_verbs[i];
-            if asks_destroy {
+            if action_needed && !covers_action[i] {
+                false
+            } else if asks_destroy {
                 covers_destroy[i]
             } else if asks_other_action && named & DESTROYS != 0 {
                 false
@@ -1073,6 +1132,17 @@ impl Index {
                     format!(
                         "the query asks to delete or remove, and no tool that covers {FLOOR} of its IDF mass does"
                     )
+                } else if unintended && action_needed {
+                    let asked: Vec<&str> = qterms
+                        .iter()
+                        .zip(&asks_action)
+                        .filter(|(_, &a)| a)
+                        .map(|(q, _)| q.token.as_str())
+                        .collect();
+                    format!(
+                        "without the details nothing in the pool covers, no tool that covers {FLOOR} of the query's IDF mass also does what it asks ({})",
+                        asked.join(", ")
+                    )
                 } else if unintended && asks_only_read {
                     format!(
                         "the query asks to read, and the only tools that cover {FLOOR} of its IDF mass change or delete data"
@@ -1124,14 +1194,7 @@ impl Index {
     /// it is). A phrase that names the product (`into a Notion database`, `for a salesforce
     /// object`) says which of its resources is meant: it keeps its mass.
     fn mark_argument_phrases(&self, qterms: &mut [QueryTerm], named_visible: &[u32]) {
-        let product_word = |t: &str| {
-            named_visible.iter().any(|&c| {
-                self.connectors[c as usize]
-                    .1
-                    .iter()
-                    .any(|w| w.whole == t || w.parts.iter().any(|p| p == t))
-            })
-        };
+        let product_word = |t: &str| self.product_word(named_visible, t);
         let anchored = qterms
             .iter()
             .any(|q| q.role == Role::Term && q.phrase == 0 && !product_word(&q.term));
@@ -1148,6 +1211,16 @@ impl Index {
                 q.role = Role::ArgumentPhrase;
             }
         }
+    }
+
+    /// Whether `t` is a word (or a token of a word) of a named product's label.
+    fn product_word(&self, named: &[u32], t: &str) -> bool {
+        named.iter().any(|&c| {
+            self.connectors[c as usize]
+                .1
+                .iter()
+                .any(|w| w.whole == t || w.parts.iter().any(|p| p == t))
+        })
     }
 
     /// Exact whole-name first, then score desc, coverage desc, name by codepoint.

@@ -127,13 +127,16 @@ pub struct Rules {
     /// project custom field values on a github issue` → `set_issue_fields`), and no column
     /// measures the wrong tools it removes; see docs/ranking.md, rule 19.
     pub read_intent: bool,
-    /// In a query that names a product of the pool, a word nothing in the pool covers loses
-    /// its mass even when a tool name elsewhere in the directory has it (rule 5 keeps the mass
-    /// of such words). Measured and **not shipped**: +0.044 dust hit@5 over 12 seeds at no
-    /// wrong-tool cost, but most of the answers it adds are the wrong tool of the right product
-    /// (`check outlook calendar availability` → `outlookMail_read_message`, `stop sharing a
-    /// google doc` → `google_docs_create_blank_document`); see docs/ranking.md.
-    pub uncovered_names_no_mass: bool,
+    /// In a query that names a product of the pool, a word nothing in the pool covers but
+    /// some directory tool name has (`priority` in `change the priority on jira issue …`) is a
+    /// detail of the request, not the capability ([`Role::DetailWord`], no mass), when three
+    /// things hold: it is not an action verb nor the query's first word; the query keeps an
+    /// object word with mass besides the details and the product's name (`check outlook
+    /// calendar availability` keeps nothing but `outlook`, so it stays empty); and it counts
+    /// only for the named product's tools (another product's tool still needs it). A result
+    /// must then cover one of the query's action verbs: `edit a message the slack bot posted`
+    /// never answers `slack_post_message`. Rule 5 alone keeps the mass of such words.
+    pub details_no_mass: bool,
 }
 
 impl Rules {
@@ -157,7 +160,7 @@ impl Rules {
         object_anchor: false,
         destructive_intent: false,
         read_intent: false,
-        uncovered_names_no_mass: false,
+        details_no_mass: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -179,7 +182,7 @@ impl Rules {
         object_anchor: true,
         destructive_intent: true,
         read_intent: false,
-        uncovered_names_no_mass: false,
+        details_no_mass: true,
     };
 }
 

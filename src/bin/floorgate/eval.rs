@@ -716,10 +716,9 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
-            // Measured and not shipped (docs/ranking.md, rule 5).
-            "shipped + uncovered names no mass",
+            "shipped - details",
             Rules {
-                uncovered_names_no_mass: true,
+                details_no_mass: false,
                 ..s
             },
         ),
