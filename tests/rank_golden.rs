@@ -582,10 +582,12 @@ fn a_destructive_request_never_gets_the_opposite_action() {
     let directory = Directory::build(catalog());
     let pool = pool_of(&["Slack", "Jira", "GitHub"]);
     let index = Index::build(pool.clone());
+    // (Rule 22 off too: it would rank the unasked destructive tool out of the first five.)
     let lenient = Index::with_rules(
         pool,
         Rules {
             destructive_intent: false,
+            specific_first: false,
             ..Rules::SHIPPED
         },
     );
@@ -710,6 +712,55 @@ fn details_the_pool_lacks_do_not_hold_the_right_tool_under_the_floor() {
     assert!(
         r.results.iter().all(|t| t.connector == "Snowflake"),
         "{q}: {:?}",
+        names(&r)
+    );
+}
+
+/// Rule 22: the order puts the named product first, never leads with a destructive tool
+/// nobody asked for, and then prefers the name made most of the query's words.
+#[test]
+fn the_most_specific_name_leads() {
+    let directory = Directory::build(catalog());
+    let pool = pool_of(&["Shopify", "GitHub", "Google Calendar"]);
+    let shipped = Index::build(pool.clone());
+    let by_score = Index::with_rules(
+        pool,
+        Rules {
+            specific_first: false,
+            ..Rules::SHIPPED
+        },
+    );
+    // Equal score and coverage: the SPEC's order falls to codepoints (`draft` < `orders`).
+    let q = "list orders in Shopify store";
+    assert_eq!(
+        names(&ask(&shipped, q, Some(&directory)))[0],
+        "shopify_list_orders"
+    );
+    let r = ask(&by_score, q, Some(&directory));
+    assert_eq!(names(&r)[0], "shopify_list_draft_orders");
+    // Every word of `get_discussion` is asked for; a longer name scores more on its words.
+    let q = "read a github discussion and its category";
+    assert_eq!(
+        names(&ask(&shipped, q, Some(&directory)))[0],
+        "get_discussion"
+    );
+    let r = ask(&by_score, q, Some(&directory));
+    assert_eq!(names(&r)[0], "list_discussion_categories");
+    // A question asks to destroy nothing: deleting comes after every other tool.
+    let req = SearchRequest {
+        query: "what events are on my google calendar this week",
+        limit: Limit::MAX,
+        explain: false,
+        directory: Some(&directory),
+    };
+    let r = shipped.search(&req, &Subset::all(&shipped));
+    let at = names(&r)
+        .iter()
+        .position(|n| *n == "google_calendar_delete_event")
+        .expect("the delete tool clears the floor");
+    assert!(
+        r.results[at..].iter().all(|t| name_destroys(&t.name)),
+        "{:?}",
         names(&r)
     );
 }

@@ -1,7 +1,8 @@
 //! Properties of the ranker and the tokenizer that must hold for every input.
 
 use floorgate::rank::{
-    Directory, Index, Limit, Rules, SearchRequest, SearchResponse, Subset, ToolDoc, FLOOR,
+    Directory, Index, Limit, Rules, SearchRequest, SearchResponse, SearchResult, Subset, ToolDoc,
+    FLOOR,
 };
 use floorgate::tokenize::tokenize;
 use proptest::prelude::*;
@@ -111,6 +112,26 @@ fn run_with(
     index.search(&req, sub)
 }
 
+fn result_names(r: &SearchResponse) -> Vec<String> {
+    r.results.iter().map(|r| r.name.clone()).collect()
+}
+
+/// What orders results before the codepoint tie-break, largest first: with rule
+/// `specific_first` its keys (`explain` gives them), then coverage and score; without it,
+/// score then coverage.
+fn order_key(r: &SearchResult) -> (bool, bool, f64, f64, f64) {
+    match r.order {
+        Some(o) => (
+            o.named_product,
+            !o.destroys_unasked,
+            o.name_focus,
+            r.coverage,
+            f64::from(r.score),
+        ),
+        None => (true, true, f64::from(r.score), r.coverage, 0.0),
+    }
+}
+
 fn json(r: &SearchResponse) -> String {
     serde_json::to_string(r).unwrap()
 }
@@ -159,20 +180,25 @@ proptest! {
             input_schema: serde_json::json!({}).into(),
         };
         let mut docs: Vec<ToolDoc> = names.iter().map(mk).collect();
-        let sorted: Vec<String> = docs.iter().map(|d| d.name.clone()).collect();
+        let sorted = docs.clone();
         // A deterministic shuffle.
         let mut s = seed;
         for i in (1..docs.len()).rev() {
             s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             docs.swap(i, (s >> 33) as usize % (i + 1));
         }
-        let index = Index::build(docs);
-        let r = run(&index, &Subset::all(&index), "sync issue", 25);
-        let got: Vec<String> = r.results.iter().map(|r| r.name.clone()).collect();
-        let mut want = sorted.clone();
-        want.sort(); // `String` order is codepoint order
-        want.truncate(25);
-        prop_assert_eq!(got, want);
+        let shuffled = Index::build(docs);
+        let r = run(&shuffled, &Subset::all(&shuffled), "sync issue", 25);
+        // The same answer as from the sorted input...
+        let ordered = Index::build(sorted);
+        let want = run(&ordered, &Subset::all(&ordered), "sync issue", 25);
+        prop_assert_eq!(result_names(&r), result_names(&want));
+        // ...where equal keys (the names differ, so the name focus may) go by codepoint.
+        for w in r.results.windows(2) {
+            if order_key(&w[0]) == order_key(&w[1]) {
+                prop_assert!(w[0].name < w[1].name, "{:?}", result_names(&r));
+            }
+        }
     }
 
     #[test]
@@ -263,10 +289,11 @@ proptest! {
         if resp.results.is_empty() {
             prop_assert!(resp.explanation.is_some());
         }
-        // Ranked: score never rises down the list (exact whole-name match aside).
+        // Ranked: the order key never rises down the list (exact whole-name match aside):
+        // the score under the SPEC's order, the specific-first keys before it when shipped.
         for w in resp.results.windows(2) {
             if w[0].name != q.trim() {
-                prop_assert!(w[0].score >= w[1].score);
+                prop_assert!(order_key(&w[0]) >= order_key(&w[1]), "{:?}", result_names(&resp));
             }
         }
     }

@@ -21,6 +21,17 @@ pub struct TokenExplain {
     pub mass_share: f64,
 }
 
+/// What placed a result where it is, besides its score and coverage (rule `specific_first`).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OrderExplain {
+    /// A tool of a product the query names.
+    pub named_product: bool,
+    /// Its name destroys and the query does not ask to: it comes after the others.
+    pub destroys_unasked: bool,
+    /// The share of its name's terms the query meets.
+    pub name_focus: f64,
+}
+
 /// Which fields of one result matched one query token.
 #[derive(Clone, Debug, Serialize)]
 pub struct FieldMatch {

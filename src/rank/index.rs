@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::analyze::{
     analyze, is_function_word, stem, Role, DESTRUCTIVE_VERBS, READ_VERBS, WRITE_VERBS,
 };
-use super::explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
+use super::explain::{Explanation, FieldMatch, OrderExplain, ProductHint, Rejected, TokenExplain};
 use super::synonyms::alternatives;
 use super::{
     Directory, Rules, SearchRequest, SearchResponse, SearchResult, CONNECTOR_LABEL,
@@ -281,6 +281,12 @@ fn idf(n: usize, df: usize) -> f64 {
 struct Cand {
     id: DocId,
     exact: bool,
+    /// Rule `specific_first`: of a product the query names.
+    named: bool,
+    /// Rule `specific_first`: the share of its name's terms the query meets.
+    focus: f64,
+    /// Rule `specific_first`: its name destroys and the query does not ask to.
+    unasked_destroy: bool,
     score: u32,
     coverage: f64,
 }
@@ -700,6 +706,34 @@ impl Index {
         }
     }
 
+    /// The name terms `term` meets the way `gather` matches names: itself, by prefix, or
+    /// through a synonym.
+    fn names_met(&self, term: &str, whole: bool, out: &mut Vec<TermId>) {
+        let in_names = |id: TermId| !self.postings[id as usize].name.is_empty();
+        out.extend(self.dict.get(term).copied().filter(|&id| in_names(id)));
+        if !whole {
+            self.prefix_terms(term, |id| out.push(id));
+        }
+        for a in self.alternatives(term) {
+            out.extend(
+                self.dict
+                    .get(a.as_str())
+                    .copied()
+                    .filter(|&id| in_names(id)),
+            );
+        }
+    }
+
+    /// The share of tool `d`'s name terms in `met` (sorted).
+    fn name_focus(&self, d: DocId, met: &[TermId]) -> f64 {
+        let name = &self.doc_terms[d as usize].name;
+        if name.is_empty() {
+            return 0.0;
+        }
+        let hit = name.iter().filter(|t| met.binary_search(t).is_ok()).count();
+        hit as f64 / name.len() as f64
+    }
+
     fn alternatives(&self, term: &str) -> &'static [String] {
         if self.rules.synonyms {
             alternatives(term, self.rules.stem)
@@ -807,6 +841,8 @@ impl Index {
         let mut covers_action = vec![false; if rules.details_no_mass { self.len() } else { 0 }];
         // Its candidates: uncovered words some directory tool name has.
         let mut detail = vec![false; qterms.len()];
+        // Rule `specific_first`: the name terms the query's words meet.
+        let mut met_names: Vec<TermId> = Vec::new();
         let asks_destroy = rules.destructive_intent && asked & DESTROYS != 0;
         let asks_other_action = rules.destructive_intent && asked != 0 && !asks_destroy;
         let asks_only_read = rules.read_intent && asked == READS;
@@ -873,6 +909,10 @@ impl Index {
             if q.role == Role::Term && h.idf > 0.0 && raw_verb[ti] == 0 && !detail[ti] {
                 has_object = true;
             }
+            if rules.specific_first && df > 0 && matches!(q.role, Role::Term | Role::ArgumentPhrase)
+            {
+                self.names_met(&q.term, q.whole, &mut met_names);
+            }
             if rules.details_no_mass && asks_action[ti] {
                 for &d in &touched {
                     covers_action[d as usize] = true;
@@ -936,6 +976,8 @@ impl Index {
         }
         // Without its details, a request must still get the action it asks for.
         let action_needed = details_dropped && asks_action.contains(&true);
+        met_names.sort_unstable();
+        met_names.dedup();
         let detail_mass: f64 = qterms
             .iter()
             .zip(&hits)
@@ -986,6 +1028,16 @@ impl Index {
             .map(|&d| Cand {
                 id: d,
                 exact: exact.contains(&d),
+                named: rules.specific_first
+                    && named_visible.contains(&self.doc_connector[d as usize]),
+                unasked_destroy: rules.specific_first
+                    && asked & DESTROYS == 0
+                    && self.name_verbs[d as usize] & DESTROYS != 0,
+                focus: if rules.specific_first {
+                    self.name_focus(d, &met_names)
+                } else {
+                    0.0
+                },
                 score: score[d as usize],
                 coverage: {
                     // Details are details of the named product's request: for any other
@@ -1046,6 +1098,11 @@ impl Index {
                     score: c.score,
                     coverage: c.coverage,
                     explain: req.explain.then(|| self.field_matches(c.id, &qterms)),
+                    order: (req.explain && rules.specific_first).then_some(OrderExplain {
+                        named_product: c.named,
+                        destroys_unasked: c.unasked_destroy,
+                        name_focus: c.focus,
+                    }),
                     id: c.id,
                 }
             })
@@ -1225,10 +1282,23 @@ impl Index {
 
     /// Exact whole-name first, then score desc, coverage desc, name by codepoint.
     fn order(&self, a: &Cand, b: &Cand) -> Ordering {
+        let by_score = || {
+            b.score
+                .cmp(&a.score)
+                .then(b.coverage.total_cmp(&a.coverage))
+        };
         b.exact
             .cmp(&a.exact)
-            .then(b.score.cmp(&a.score))
-            .then(b.coverage.total_cmp(&a.coverage))
+            .then(if self.rules.specific_first {
+                b.named
+                    .cmp(&a.named)
+                    .then(a.unasked_destroy.cmp(&b.unasked_destroy))
+                    .then(b.focus.total_cmp(&a.focus))
+                    .then(b.coverage.total_cmp(&a.coverage))
+                    .then(b.score.cmp(&a.score))
+            } else {
+                by_score()
+            })
             // `str` orders by UTF-8 bytes, which is Unicode codepoint order.
             .then_with(|| {
                 self.docs[a.id as usize]

@@ -23,7 +23,7 @@ pub use analyze::{
     WRITE_VERBS,
 };
 pub use directory::Directory;
-pub use explain::{Explanation, FieldMatch, ProductHint, Rejected, TokenExplain};
+pub use explain::{Explanation, FieldMatch, OrderExplain, ProductHint, Rejected, TokenExplain};
 pub use index::{Index, Subset, ToolDoc};
 pub use synonyms::SYNONYMS;
 
@@ -137,6 +137,13 @@ pub struct Rules {
     /// must then cover one of the query's action verbs: `edit a message the slack bot posted`
     /// never answers `slack_post_message`. Rule 5 alone keeps the mass of such words.
     pub details_no_mass: bool,
+    /// Order (never the floor): after an exact whole-name match, tools of a product the query
+    /// names come first, then tools whose names are most made of the query's words (the share
+    /// of a name's terms the query meets, exactly, by prefix or by synonym), then coverage,
+    /// then score. Without it, the SPEC's order: score, then coverage. A long description
+    /// no longer outranks a name that says exactly what was asked (`list orders in Shopify
+    /// store`: `shopify_list_orders` before `shopify_list_draft_orders`).
+    pub specific_first: bool,
 }
 
 impl Rules {
@@ -161,6 +168,7 @@ impl Rules {
         destructive_intent: false,
         read_intent: false,
         details_no_mass: false,
+        specific_first: false,
     };
     /// What the gateway runs.
     pub const SHIPPED: Rules = Rules {
@@ -183,6 +191,7 @@ impl Rules {
         destructive_intent: true,
         read_intent: false,
         details_no_mass: true,
+        specific_first: true,
     };
 }
 
@@ -276,6 +285,9 @@ pub struct SearchResult {
     /// Per query token: which fields matched (with `explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<FieldMatch>>,
+    /// With `explain` and rule `specific_first`: the order keys before coverage and score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<OrderExplain>,
     /// The index id of the tool (not serialized).
     #[serde(skip)]
     pub id: u32,

@@ -723,6 +723,13 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
+            "shipped - specific first",
+            Rules {
+                specific_first: false,
+                ..s
+            },
+        ),
+        (
             "shipped - object anchor",
             Rules {
                 object_anchor: false,
