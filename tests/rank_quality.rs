@@ -63,10 +63,7 @@ fn shipped_rules_hold_their_figures() {
     );
     // Tool level, on the project's own labels: the right tool among the first five, and
     // answers led by a tool that does not do what was asked (which `wrong` cannot see).
-    assert!(
-        f(dust, "tool_hit5") >= 0.76,
-        "dust tool-level hit@5 {dust}"
-    );
+    assert!(f(dust, "tool_hit5") >= 0.76, "dust tool-level hit@5 {dust}");
     assert!(
         f(dust, "tool_wrong") <= 0.43,
         "dust answers led by a wrong tool {dust}"

@@ -1028,16 +1028,9 @@ impl Index {
             .map(|&d| Cand {
                 id: d,
                 exact: exact.contains(&d),
-                named: rules.specific_first
-                    && named_visible.contains(&self.doc_connector[d as usize]),
-                unasked_destroy: rules.specific_first
-                    && asked & DESTROYS == 0
-                    && self.name_verbs[d as usize] & DESTROYS != 0,
-                focus: if rules.specific_first {
-                    self.name_focus(d, &met_names)
-                } else {
-                    0.0
-                },
+                named: false,
+                unasked_destroy: false,
+                focus: 0.0,
                 score: score[d as usize],
                 coverage: {
                     // Details are details of the named product's request: for any other
@@ -1082,8 +1075,18 @@ impl Index {
                 && !abstain_unknown
                 && (c.exact || (mass > 0.0 && c.coverage >= FLOOR && anchored(c) && intended(c)))
         };
+        // Rule `specific_first`: its order keys, for the candidates being ordered only.
+        let order_keys = |c: &mut Cand| {
+            if rules.specific_first {
+                let d = c.id as usize;
+                c.named = named_visible.contains(&self.doc_connector[d]);
+                c.unasked_destroy = asked & DESTROYS == 0 && self.name_verbs[d] & DESTROYS != 0;
+                c.focus = self.name_focus(c.id, &met_names);
+            }
+        };
         let limit = req.limit.get();
         let mut passing: Vec<Cand> = ranked.iter().copied().filter(passes).collect();
+        passing.iter_mut().for_each(order_keys);
         top_k(&mut passing, limit, |a, b| self.order(a, b));
 
         let results: Vec<SearchResult> = passing
@@ -1149,6 +1152,7 @@ impl Index {
                 let unintended = ranked
                     .iter()
                     .any(|c| c.coverage >= FLOOR && anchored(c) && !intended(c));
+                ranked.iter_mut().for_each(order_keys);
                 top_k(&mut ranked, 1, |a, b| self.order(a, b));
                 best_rejected = ranked.first().map(|c| {
                     let fm = self.field_matches(c.id, &qterms);
