@@ -626,6 +626,7 @@ impl Index {
         visible: &Subset,
         w: &mut [u8],
         touched: &mut Vec<DocId>,
+        mut met: Option<&mut Vec<TermId>>,
     ) {
         // What a name match sets besides its weight; a synonym's only with `synonym_anchors`.
         let synonym_anchor = if self.rules.synonym_anchors {
@@ -652,13 +653,23 @@ impl Index {
         };
         let id = self.dict.get(term).copied();
         let p = id.map(|i| &self.postings[i as usize]);
-        if let Some(p) = p {
+        // The name terms met (rule `specific_first`), whoever holds them.
+        let mut meet = |t: TermId| {
+            if let Some(m) = met.as_deref_mut() {
+                if !self.postings[t as usize].name.is_empty() {
+                    m.push(t);
+                }
+            }
+        };
+        if let (Some(id), Some(p)) = (id, p) {
+            meet(id);
             for &d in &p.name {
                 add(d, EXACT_NAME_TOKEN as u8, Some(ANCHOR_HIT), w);
             }
         }
         if !whole {
             self.prefix_terms(term, |id| {
+                meet(id);
                 for &d in &self.postings[id as usize].name {
                     add(d, NAME_PREFIX as u8, Some(ANCHOR_HIT), w);
                 }
@@ -666,8 +677,9 @@ impl Index {
         }
         let alts = self.alternatives(term);
         for a in alts {
-            if let Some(p) = self.term(a) {
-                for &d in &p.name {
+            if let Some(&t) = self.dict.get(a.as_str()) {
+                meet(t);
+                for &d in &self.postings[t as usize].name {
                     add(d, SYNONYM_NAME as u8, Some(synonym_anchor), w);
                 }
             }
@@ -706,24 +718,6 @@ impl Index {
         }
     }
 
-    /// The name terms `term` meets the way `gather` matches names: itself, by prefix, or
-    /// through a synonym.
-    fn names_met(&self, term: &str, whole: bool, out: &mut Vec<TermId>) {
-        let in_names = |id: TermId| !self.postings[id as usize].name.is_empty();
-        out.extend(self.dict.get(term).copied().filter(|&id| in_names(id)));
-        if !whole {
-            self.prefix_terms(term, |id| out.push(id));
-        }
-        for a in self.alternatives(term) {
-            out.extend(
-                self.dict
-                    .get(a.as_str())
-                    .copied()
-                    .filter(|&id| in_names(id)),
-            );
-        }
-    }
-
     /// The share of tool `d`'s name terms in `met` (sorted).
     fn name_focus(&self, d: DocId, met: &[TermId]) -> f64 {
         let name = &self.doc_terms[d as usize].name;
@@ -752,7 +746,7 @@ impl Index {
         touched: &mut Vec<DocId>,
     ) -> usize {
         touched.clear();
-        self.gather(&q.term, q.whole, visible, w, touched);
+        self.gather(&q.term, q.whole, visible, w, touched, None);
         for &d in touched.iter() {
             w[d as usize] = 0;
         }
@@ -831,14 +825,12 @@ impl Index {
             .collect();
         let asked = verbs.iter().fold(0, |m, v| m | v);
         // Rule `details_no_mass`: the action verbs the query asks for (a participle of
-        // any class describes data: `the message the bot posted`), and per tool whether it
-        // covers one.
+        // any class describes data: `the message the bot posted`).
         let asks_action: Vec<bool> = qterms
             .iter()
             .zip(&raw_verb)
             .map(|(q, &class)| class != 0 && !q.token.ends_with("ed"))
             .collect();
-        let mut covers_action = vec![false; if rules.details_no_mass { self.len() } else { 0 }];
         // Its candidates: uncovered words some directory tool name has.
         let mut detail = vec![false; qterms.len()];
         // Rule `specific_first`: the name terms the query's words meet.
@@ -874,7 +866,9 @@ impl Index {
                 continue;
             }
             touched.clear();
-            self.gather(&q.term, q.whole, visible, &mut w, &mut touched);
+            let met = (rules.specific_first && matches!(q.role, Role::Term | Role::ArgumentPhrase))
+                .then_some(&mut met_names);
+            self.gather(&q.term, q.whole, visible, &mut w, &mut touched, met);
             let df = touched.len();
             if df == 0 && q.role == Role::Term && rules.prose_words_no_mass {
                 if let Some(dir) = req.directory.map(Directory::index) {
@@ -908,15 +902,6 @@ impl Index {
             };
             if q.role == Role::Term && h.idf > 0.0 && raw_verb[ti] == 0 && !detail[ti] {
                 has_object = true;
-            }
-            if rules.specific_first && df > 0 && matches!(q.role, Role::Term | Role::ArgumentPhrase)
-            {
-                self.names_met(&q.term, q.whole, &mut met_names);
-            }
-            if rules.details_no_mass && asks_action[ti] {
-                for &d in &touched {
-                    covers_action[d as usize] = true;
-                }
             }
             if asks_destroy && verbs[ti] == DESTROYS {
                 for &d in &touched {
@@ -976,6 +961,23 @@ impl Index {
         }
         // Without its details, a request must still get the action it asks for.
         let action_needed = details_dropped && asks_action.contains(&true);
+        // Per tool, whether it covers an asked verb: gathered again only when it matters.
+        let mut covers_action = vec![false; if action_needed { self.len() } else { 0 }];
+        if action_needed {
+            for q in qterms
+                .iter()
+                .zip(&asks_action)
+                .filter(|(_, &a)| a)
+                .map(|(q, _)| q)
+            {
+                touched.clear();
+                self.gather(&q.term, q.whole, visible, &mut w, &mut touched, None);
+                for &d in &touched {
+                    covers_action[d as usize] = true;
+                    w[d as usize] = 0;
+                }
+            }
+        }
         met_names.sort_unstable();
         met_names.dedup();
         let detail_mass: f64 = qterms
@@ -1022,7 +1024,7 @@ impl Index {
             }
         }
         let restrict = rules.named_connector_only && !named_visible.is_empty();
-        let mut ranked: Vec<Cand> = cands
+        let ranked: Vec<Cand> = cands
             .iter()
             .filter(|&&d| !restrict || named_visible.contains(&self.doc_connector[d as usize]))
             .map(|&d| Cand {
@@ -1152,9 +1154,19 @@ impl Index {
                 let unintended = ranked
                     .iter()
                     .any(|c| c.coverage >= FLOOR && anchored(c) && !intended(c));
-                ranked.iter_mut().for_each(order_keys);
-                top_k(&mut ranked, 1, |a, b| self.order(a, b));
-                best_rejected = ranked.first().map(|c| {
+                // With rule `specific_first` the best rejected is the nearest to the floor
+                // (no order keys are spent on every candidate of an empty answer).
+                let best = |a: &&Cand, b: &&Cand| {
+                    if rules.specific_first {
+                        b.coverage
+                            .total_cmp(&a.coverage)
+                            .then(b.score.cmp(&a.score))
+                            .then_with(|| self.by_name(a, b))
+                    } else {
+                        self.order(a, b)
+                    }
+                };
+                best_rejected = ranked.iter().min_by(best).map(|c| {
                     let fm = self.field_matches(c.id, &qterms);
                     let (covered, missed): (Vec<_>, Vec<_>) = qterms
                         .iter()
@@ -1285,6 +1297,7 @@ impl Index {
     }
 
     /// Exact whole-name first, then score desc, coverage desc, name by codepoint.
+    #[inline]
     fn order(&self, a: &Cand, b: &Cand) -> Ordering {
         let by_score = || {
             b.score
@@ -1303,12 +1316,15 @@ impl Index {
             } else {
                 by_score()
             })
-            // `str` orders by UTF-8 bytes, which is Unicode codepoint order.
-            .then_with(|| {
-                self.docs[a.id as usize]
-                    .name
-                    .cmp(&self.docs[b.id as usize].name)
-            })
+            .then_with(|| self.by_name(a, b))
+    }
+
+    /// The last tie-break: name by codepoint, then index id.
+    fn by_name(&self, a: &Cand, b: &Cand) -> Ordering {
+        // `str` orders by UTF-8 bytes, which is Unicode codepoint order.
+        self.docs[a.id as usize]
+            .name
+            .cmp(&self.docs[b.id as usize].name)
             .then(a.id.cmp(&b.id))
     }
 
