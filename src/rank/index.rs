@@ -1296,26 +1296,25 @@ impl Index {
         })
     }
 
-    /// Exact whole-name first, then score desc, coverage desc, name by codepoint.
-    #[inline]
+    /// Exact whole-name first; then the SPEC's score desc, coverage desc, or with rule
+    /// `specific_first` the named product, no unasked destruction, name focus, coverage,
+    /// score; last the name by codepoint.
     fn order(&self, a: &Cand, b: &Cand) -> Ordering {
-        let by_score = || {
+        let keys = if self.rules.specific_first {
+            b.named
+                .cmp(&a.named)
+                .then(a.unasked_destroy.cmp(&b.unasked_destroy))
+                .then(b.focus.total_cmp(&a.focus))
+                .then(b.coverage.total_cmp(&a.coverage))
+                .then(b.score.cmp(&a.score))
+        } else {
             b.score
                 .cmp(&a.score)
                 .then(b.coverage.total_cmp(&a.coverage))
         };
         b.exact
             .cmp(&a.exact)
-            .then(if self.rules.specific_first {
-                b.named
-                    .cmp(&a.named)
-                    .then(a.unasked_destroy.cmp(&b.unasked_destroy))
-                    .then(b.focus.total_cmp(&a.focus))
-                    .then(b.coverage.total_cmp(&a.coverage))
-                    .then(b.score.cmp(&a.score))
-            } else {
-                by_score()
-            })
+            .then(keys)
             .then_with(|| self.by_name(a, b))
     }
 
