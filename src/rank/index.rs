@@ -980,18 +980,15 @@ impl Index {
         }
         met_names.sort_unstable();
         met_names.dedup();
-        let detail_mass: f64 = qterms
-            .iter()
-            .zip(&hits)
-            .filter(|(q, _)| q.role == Role::DetailWord)
-            .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
-            .sum();
-        let mass: f64 = qterms
-            .iter()
-            .zip(&hits)
-            .filter(|(q, _)| q.role == Role::Term)
-            .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
-            .sum();
+        let mass_of = |role: Role| -> f64 {
+            qterms
+                .iter()
+                .zip(&hits)
+                .filter(|(q, _)| q.role == role)
+                .map(|(_, h)| h.as_ref().map_or(0.0, |h| h.idf))
+                .sum()
+        };
+        let (mass, detail_mass) = (mass_of(Role::Term), mass_of(Role::DetailWord));
 
         if vocab {
             // Coverage by the named product's own vocabulary (still the caller's pool only).
