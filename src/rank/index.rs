@@ -1297,21 +1297,23 @@ impl Index {
     /// `specific_first` the named product, no unasked destruction, name focus, coverage,
     /// score; last the name by codepoint.
     fn order(&self, a: &Cand, b: &Cand) -> Ordering {
-        let keys = if self.rules.specific_first {
-            b.named
-                .cmp(&a.named)
-                .then(a.unasked_destroy.cmp(&b.unasked_destroy))
-                .then(b.focus.total_cmp(&a.focus))
-                .then(b.coverage.total_cmp(&a.coverage))
-                .then(b.score.cmp(&a.score))
-        } else {
-            b.score
-                .cmp(&a.score)
-                .then(b.coverage.total_cmp(&a.coverage))
+        let keys = || {
+            if self.rules.specific_first {
+                b.named
+                    .cmp(&a.named)
+                    .then(a.unasked_destroy.cmp(&b.unasked_destroy))
+                    .then(b.focus.total_cmp(&a.focus))
+                    .then(b.coverage.total_cmp(&a.coverage))
+                    .then(b.score.cmp(&a.score))
+            } else {
+                b.score
+                    .cmp(&a.score)
+                    .then(b.coverage.total_cmp(&a.coverage))
+            }
         };
         b.exact
             .cmp(&a.exact)
-            .then(keys)
+            .then_with(keys)
             .then_with(|| self.by_name(a, b))
     }
 

@@ -460,8 +460,8 @@ pub fn measure(
     for (q, (present, absent)) in queries.iter().zip(pools) {
         if let Some(p) = present {
             let res = r.rank(&q.query, &cat.ids(p));
+            let fam = family(&q.connector);
             if let Some(correct) = &q.correct {
-                let fam = family(&q.connector);
                 let ok =
                     |(name, conn): &(String, String)| correct.contains(name) && fam.contains(conn);
                 nl += 1;
@@ -473,7 +473,6 @@ pub fn measure(
             }
             np += 1;
             ne += usize::from(!res.is_empty());
-            let fam = family(&q.connector);
             let gold = |(name, conn): &(String, String)| match &q.tool {
                 Some(t) => name == t && *conn == q.connector,
                 None => fam.contains(conn),
