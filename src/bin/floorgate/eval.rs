@@ -4,6 +4,11 @@
 //! (present), and the same pool without the gold connector (absent: any result is a wrong
 //! tool). Every ranker sees the same pools and queries, so its rows are comparable.
 
+#[path = "eval/report.rs"]
+mod report;
+#[path = "eval/vendor.rs"]
+mod vendor;
+
 use super::args::Args;
 use super::tools_file;
 use floorgate::rank::{
@@ -16,7 +21,12 @@ const HELP: &str = "\
 usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablation] [--json]
        floorgate eval --catalog real_tools.jsonl --queries dust_connector_queries.jsonl [...]
 
-  --data DIR        a folder with real_tools.jsonl and dust_connector_queries.jsonl
+  --data DIR        a folder with real_tools.jsonl, dust_connector_queries.jsonl and (optional)
+                    vendor_evals.jsonl
+  --sets LIST       the sets to measure, of dust, guessed, vendor (default all; the pools of
+                    each stay those of a full run)
+  --vendor FILE     JSONL {\"query\", \"connector\", \"relevant_tools\"}: tool-level requests
+                    (default DIR/vendor_evals.jsonl, skipped with a note when absent)
   --catalog FILE    tool rows (JSONL); rows with \"preferred\": true are the catalog and the directory
   --queries FILE    JSONL {\"query\", \"connector\", \"cross_server_no_platform_named\"?}
   --seed N          seed of the pool draws and guessed names (default 7)
@@ -26,14 +36,35 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
   --json            print the figures as one JSON object instead of a table
-  --failures        list every miss, wrong tool and opposite-action hit of the shipped rules,
-                    with its tokens and reason
+  --failures        list every miss, wrong tool and opposite-action hit of the shipped rules
+                    (every set, vendor requests too), with its tokens and reason
   --failures-of L   the same for the ablation labelled L (as --ablation prints it)
   --answers         with --failures or --failures-of: also print every hit with its results
   --labels FILE     tool-level labels of the queries (JSONL {\"query\", \"connector\", \"tools\"});
                     adds t_hit5 (a correct tool in the top 5, of the queries some tool serves)
-                    and t_wr1 (a non-empty answer led by a tool that does not do what was asked)
+                    and t_wr1 (a non-empty answer led by a tool that does not do what was asked),
+                    and the labelled tools are the ones removed for the missing-tool figure
+
+Every run ends with a summary: per set and system (mean of the seeds) hit@1, hit@5, MRR@5,
+wr_nam (product absent, request names it: answered, so wrong), an_unn (product absent, request
+names none: answered), an_mis (product present, its gold tools removed: answered) and h5/bm25.
 ";
+
+/// The sets `--sets` can pick, in the order they are drawn and reported.
+const SETS: [&str; 3] = ["dust", "guessed", "vendor"];
+
+/// `dust,vendor`: the named sets, each known.
+fn parse_sets(list: &str) -> Result<Vec<&'static str>, String> {
+    list.split(',')
+        .map(str::trim)
+        .map(|s| {
+            SETS.iter()
+                .find(|k| **k == s)
+                .copied()
+                .ok_or_else(|| format!("--sets: `{s}` is not a set (one of {})", SETS.join(", ")))
+        })
+        .collect()
+}
 
 /// `4,5,6`, `4-12`, or both mixed: the seeds in the order given.
 fn parse_seeds(list: &str) -> Result<Vec<u64>, String> {
@@ -82,8 +113,13 @@ pub struct EvalQuery {
     pub set: &'static str,
     pub query: String,
     pub connector: String,
-    /// Tool-level gold (guessed names); connector-level when `None`.
-    pub tool: Option<String>,
+    /// Tool-level gold: any of these names under the query's product is a hit (guessed names,
+    /// vendor requests); connector-level when `None`.
+    pub tools: Option<Vec<String>>,
+    /// Tool-level gold the catalog has none of: no hit is possible, so left out of hit@k.
+    pub unanswerable: bool,
+    /// Gold names the catalog lacks under the query's product.
+    pub unknown_names: usize,
     /// Names no product: an absent-pool answer may be legitimate.
     pub no_platform: bool,
     /// Whether the set's own expected tool (`expected`, named in the set's catalog, not ours)
@@ -92,6 +128,29 @@ pub struct EvalQuery {
     /// Tool-level labels of a connector-labelled query (`--labels`): the catalog tools that do
     /// what it asks (empty: none does, the right answer is empty).
     pub correct: Option<Vec<String>>,
+}
+
+impl EvalQuery {
+    /// Whether a result is gold: a gold tool of the query's product (`fam`, its family), or
+    /// any tool of that product for connector-level queries.
+    fn is_gold(&self, fam: &[String], name: &str, connector: &str) -> bool {
+        fam.iter().any(|f| f == connector)
+            && self
+                .tools
+                .as_ref()
+                .is_none_or(|ts| ts.iter().any(|t| t == name))
+    }
+
+    /// The tools removed for the missing-tool pool: the tool-level gold, else the labelled
+    /// correct tools; `None` when the query has neither.
+    fn gold_names(&self) -> Option<&[String]> {
+        match (&self.tools, &self.correct) {
+            _ if self.unanswerable => None,
+            (Some(t), _) => Some(t),
+            (None, Some(c)) if !c.is_empty() => Some(c),
+            _ => None,
+        }
+    }
 }
 
 /// The catalog, grouped by connector.
@@ -135,6 +194,18 @@ impl Catalog {
             .flat_map(|c| self.by_connector.get(c).into_iter().flatten().copied())
             .collect()
     }
+
+    /// The present pool without the query's gold tools (the missing-tool pool), when the
+    /// query has tool-level gold or labels.
+    fn ids_without_gold(&self, q: &EvalQuery, present: &[String]) -> Option<Vec<u32>> {
+        let names = q.gold_names()?;
+        let fam = family(&q.connector);
+        let gone = |i: &u32| {
+            let d = &self.docs[*i as usize];
+            names.contains(&d.name) && fam.contains(&d.connector)
+        };
+        Some(self.ids(present).into_iter().filter(|i| !gone(i)).collect())
+    }
 }
 
 /// The non-blank lines of a JSONL file as JSON values, with their 1-based line numbers.
@@ -164,7 +235,9 @@ pub fn load_queries(path: &str) -> Result<Vec<EvalQuery>, String> {
             set: "dust",
             query: s("query")?,
             connector: s("connector")?,
-            tool: None,
+            tools: None,
+            unanswerable: false,
+            unknown_names: 0,
             no_platform: v
                 .get("cross_server_no_platform_named")
                 .and_then(Value::as_bool)
@@ -279,7 +352,9 @@ pub fn guessed_names(cat: &Catalog, per_connector: usize, rng: &mut Rng) -> Vec<
                 set: "guessed",
                 query,
                 connector: connector.clone(),
-                tool: Some(doc.name.clone()),
+                tools: Some(vec![doc.name.clone()]),
+                unanswerable: false,
+                unknown_names: 0,
                 no_platform: !names_product,
                 expected_destroys: None,
                 correct: None,
@@ -351,6 +426,27 @@ pub fn draw_pools(
 pub trait Ranker {
     fn label(&self) -> String;
     fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)>;
+    /// The baseline the summary's `vs_bm25` divides by (at most one system).
+    fn baseline(&self) -> bool {
+        false
+    }
+}
+
+/// Every system the evaluation reports, in the order its rows print. Adding a ranker is one
+/// line here.
+pub fn systems(cat: &Catalog) -> Vec<Box<dyn Ranker + '_>> {
+    vec![
+        Box::new(Ours::new("shipped", cat, Rules::SHIPPED, true)),
+        Box::new(Ours::new(
+            "shipped, no directory",
+            cat,
+            Rules::SHIPPED,
+            false,
+        )),
+        Box::new(Ours::new("literal SPEC §7", cat, Rules::LITERAL, false)),
+        #[cfg(feature = "bm25-baseline")]
+        Box::new(Bm25 { cat }),
+    ]
 }
 
 pub struct Ours {
@@ -400,6 +496,9 @@ impl Ranker for Bm25<'_> {
     fn label(&self) -> String {
         "bm25 (tantivy)".into()
     }
+    fn baseline(&self) -> bool {
+        true
+    }
     fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
         let docs: Vec<ToolDoc> = pool
             .iter()
@@ -437,6 +536,15 @@ pub struct Figures {
     /// Of `labelled`: a non-empty answer whose first result is not a correct tool (the
     /// confidently wrong tool inside the right product, which `wrong` cannot see).
     pub tool_wrong: f64,
+    /// Queries left out of `present` because the catalog has none of their gold tools.
+    pub unanswerable: usize,
+    /// Gold tool names the catalog lacks under their query's product.
+    pub unknown_names: usize,
+    /// Present pools with the gold tools removed (the rest of their product kept): queries
+    /// with tool-level gold or labelled correct tools.
+    pub missing: usize,
+    /// Of `missing`: any answer, where no right tool is left.
+    pub missing_answered: f64,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -457,8 +565,16 @@ pub fn measure(
     let (mut na, mut wa, mut nn, mut wn, mut no, mut wo) = (0, 0, 0, 0, 0, 0);
     let mut opposite = 0;
     let (mut nl, mut nt, mut th5, mut tw) = (0, 0, 0, 0);
+    let (mut nu, mut nm, mut am) = (0, 0, 0);
+    let unknown_names = queries.iter().map(|q| q.unknown_names).sum();
     for (q, (present, absent)) in queries.iter().zip(pools) {
-        if let Some(p) = present {
+        if let Some(ids) = present.as_ref().and_then(|p| cat.ids_without_gold(q, p)) {
+            nm += 1;
+            am += usize::from(!r.rank(&q.query, &ids).is_empty());
+        }
+        if q.unanswerable {
+            nu += 1;
+        } else if let Some(p) = present {
             let res = r.rank(&q.query, &cat.ids(p));
             let fam = family(&q.connector);
             if let Some(correct) = &q.correct {
@@ -473,10 +589,7 @@ pub fn measure(
             }
             np += 1;
             ne += usize::from(!res.is_empty());
-            let gold = |(name, conn): &(String, String)| match &q.tool {
-                Some(t) => name == t && *conn == q.connector,
-                None => fam.contains(conn),
-            };
+            let gold = |(name, conn): &(String, String)| q.is_gold(&fam, name, conn);
             if let Some(pos) = res.iter().take(5).position(gold) {
                 h1 += usize::from(pos == 0);
                 h5 += 1;
@@ -515,6 +628,10 @@ pub fn measure(
         labelled: nl,
         tool_hit5: ratio(th5, nt),
         tool_wrong: ratio(tw, nl),
+        unanswerable: nu,
+        unknown_names,
+        missing: nm,
+        missing_answered: ratio(am, nm),
     }
 }
 
@@ -539,11 +656,8 @@ fn show_failures(
             ours.index.search(&req, &sub)
         };
         let fam = family(&q.connector);
-        let gold = |name: &str, conn: &str| match &q.tool {
-            Some(t) => name == t && conn == q.connector,
-            None => fam.iter().any(|f| f == conn),
-        };
-        if let Some(p) = present {
+        let gold = |name: &str, conn: &str| q.is_gold(&fam, name, conn);
+        if let (Some(p), false) = (present, q.unanswerable) {
             let r = ask(p);
             let hit = r.results.iter().find(|x| gold(&x.name, &x.connector));
             if let (Some(h), Some(e)) = (hit, q.expected_destroys) {
@@ -571,7 +685,7 @@ fn show_failures(
             if hit.is_none() {
                 println!(
                     "MISS [{}] {:?} gold={}/{:?}",
-                    q.set, q.query, q.connector, q.tool
+                    q.set, q.query, q.connector, q.tools
                 );
                 let top: Vec<String> = r
                     .results
@@ -796,6 +910,11 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let failures_of: Option<String> = args.value("--failures-of")?;
     let answers = args.switch("--answers");
     let labels: Option<String> = args.value("--labels")?;
+    let vendor_file: Option<String> = args.value("--vendor")?;
+    let wanted = match args.value("--sets")? {
+        Some(list) => parse_sets(&list)?,
+        None => SETS.to_vec(),
+    };
     let pos = args.positionals()?;
     if !pos.is_empty() {
         return Err(format!("unexpected argument `{}`", pos[0]));
@@ -803,106 +922,57 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let catalog = catalog.ok_or("--catalog FILE (or --data DIR) is required")?;
     let cat = Catalog::load(&catalog)?;
 
-    let mut dust = queries.as_deref().map(load_queries).transpose()?;
+    // Every set is drawn in the same order whichever are measured, so `--sets` leaves the
+    // pools (and figures) of the others as a full run draws them.
+    let dust = match &queries {
+        Some(path) if wanted.contains(&"dust") => Some(load_queries(path)?),
+        Some(path) => load_queries(path).ok(),
+        None => None,
+    };
+    let mut dust = dust;
     if let Some(path) = &labels {
         let qs = dust
             .as_mut()
             .ok_or("--labels needs --queries (or --data)")?;
         load_labels(path, qs, &cat)?;
     }
+    let vendor_set = match (vendor_file, join("vendor_evals.jsonl")) {
+        _ if !wanted.contains(&"vendor") => None,
+        (Some(path), _) => Some(vendor::load(&path, &cat)?),
+        (None, Some(path)) if std::path::Path::new(&path).exists() => {
+            Some(vendor::load(&path, &cat)?)
+        }
+        (None, path) => {
+            let why = path.map_or("no --vendor FILE or --data DIR".into(), |p| {
+                format!("{p} not found")
+            });
+            eprintln!("floorgate eval: vendor set skipped: {why}");
+            None
+        }
+    };
     // The query sets of one seed and their pools (the guessed names depend on the seed).
     let draw = |seed: u64| {
         let mut rng = Rng::new(seed);
-        let mut sets: Vec<(&str, Vec<EvalQuery>)> = Vec::new();
+        let mut sets: Vec<(&'static str, Vec<EvalQuery>)> = Vec::new();
         if let Some(d) = &dust {
             sets.push(("dust", d.clone()));
         }
         if guessed > 0 {
             sets.push(("guessed", guessed_names(&cat, guessed, &mut rng)));
         }
+        if let Some(v) = &vendor_set {
+            sets.push(("vendor", v.clone()));
+        }
         let pools: Vec<_> = sets
             .iter()
             .map(|(_, qs)| draw_pools(&cat, qs, others, &mut rng))
             .collect();
-        (sets, pools)
+        sets.into_iter()
+            .zip(pools)
+            .filter(|((set, _), _)| wanted.contains(set))
+            .collect::<Vec<_>>()
     };
-    let (sets, pools) = draw(seed);
 
-    let mut rankers: Vec<Box<dyn Ranker + '_>> = vec![
-        Box::new(Ours::new("shipped", &cat, Rules::SHIPPED, true)),
-        Box::new(Ours::new(
-            "shipped, no directory",
-            &cat,
-            Rules::SHIPPED,
-            false,
-        )),
-        Box::new(Ours::new("literal SPEC §7", &cat, Rules::LITERAL, false)),
-    ];
-    if ablation {
-        for (label, rules) in ablations() {
-            rankers.push(Box::new(Ours::new(label, &cat, rules, true)));
-        }
-    }
-    #[cfg(feature = "bm25-baseline")]
-    rankers.push(Box::new(Bm25 { cat: &cat }));
-
-    if let Some(seeds) = seeds {
-        // The shipped rules (with `--ablation`, each refinement turned off too), not the baselines.
-        let ours: Vec<&dyn Ranker> = rankers
-            .iter()
-            .map(|r| r.as_ref())
-            .filter(|r| r.label().starts_with("shipped") && r.label() != "shipped, no directory")
-            .collect();
-        let row = |first: &str, set: &str, label: &str, f: [f64; 7]| {
-            println!(
-                "{first:>4} {set:<8} {label:<32} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
-                f[0], f[1], f[2], f[3], f[4], f[5], f[6]
-            )
-        };
-        let shown = |f: &Figures| {
-            [
-                f.hit1,
-                f.hit5,
-                f.mrr5,
-                f.opposite,
-                f.wrong,
-                f.tool_hit5,
-                f.tool_wrong,
-            ]
-        };
-        println!(
-            "{:>4} {:<8} {:<32} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-            "seed", "set", "rules", "hit@1", "hit@5", "MRR@5", "opp", "wrong", "t_hit5", "t_wr1"
-        );
-        // Per (set, rules): the shown figures of every seed, for the mean.
-        let mut per_rules: Vec<(String, String, Vec<[f64; 7]>)> = Vec::new();
-        for &sd in &seeds {
-            let (sets, pools) = draw(sd);
-            for ((set, qs), pools) in sets.iter().zip(&pools) {
-                for r in &ours {
-                    let f = shown(&measure(*r, &cat, qs, pools));
-                    row(&sd.to_string(), set, &r.label(), f);
-                    match per_rules
-                        .iter_mut()
-                        .find(|p| p.0 == *set && p.1 == r.label())
-                    {
-                        Some(p) => p.2.push(f),
-                        None => per_rules.push((set.to_string(), r.label(), vec![f])),
-                    }
-                }
-            }
-        }
-        for (set, label, all) in &per_rules {
-            let mut mean = [0.0; 7];
-            for f in all {
-                for (m, x) in mean.iter_mut().zip(f) {
-                    *m += x / all.len() as f64;
-                }
-            }
-            row("mean", set, label, mean);
-        }
-        return Ok(());
-    }
     if failures || failures_of.is_some() {
         let rules = match &failures_of {
             None => Rules::SHIPPED,
@@ -913,82 +983,69 @@ pub fn run(mut args: Args) -> Result<(), String> {
                 .ok_or_else(|| format!("--failures-of: no ablation is labelled `{label}`"))?,
         };
         let ours = Ours::new("shipped", &cat, rules, true);
-        for ((_, qs), pools) in sets.iter().zip(&pools) {
-            show_failures(&ours, &cat, qs, pools, answers);
+        for ((_, qs), pools) in draw(seed) {
+            show_failures(&ours, &cat, &qs, &pools, answers);
         }
         return Ok(());
     }
+
+    let systems = systems(&cat);
+    let variants: Vec<Ours> = if ablation {
+        ablations()
+            .into_iter()
+            .map(|(label, rules)| Ours::new(label, &cat, rules, true))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let rankers: Vec<(&dyn Ranker, bool)> = systems
+        .iter()
+        .map(|r| (r.as_ref(), true))
+        .chain(variants.iter().map(|r| (r as &dyn Ranker, false)))
+        .collect();
+    let seed_list = seeds.clone().unwrap_or_else(|| vec![seed]);
     let mut rows = Vec::new();
-    for ((set, qs), pools) in sets.iter().zip(&pools) {
-        for r in &rankers {
-            rows.push((
-                set.to_string(),
-                r.label(),
-                measure(r.as_ref(), &cat, qs, pools),
-            ));
+    for &sd in &seed_list {
+        for ((set, qs), pools) in draw(sd) {
+            for &(r, system) in &rankers {
+                rows.push(report::Row {
+                    seed: sd,
+                    set,
+                    label: r.label(),
+                    system,
+                    baseline: r.baseline(),
+                    figures: measure(r, &cat, &qs, &pools),
+                });
+            }
         }
     }
+    let summary = report::summarize(&rows);
     if json {
-        let v: Vec<Value> = rows
-            .iter()
-            .map(|(set, label, f)| serde_json::json!({"set": set, "rules": label, "figures": f}))
-            .collect();
-        let out = serde_json::json!({"seed": seed, "others": others, "guessed_per_connector": guessed, "rows": v});
+        let mut out = serde_json::json!({
+            "seeds": seed_list,
+            "others": others,
+            "guessed_per_connector": guessed,
+            "rows": rows,
+            "summary": summary,
+        });
+        if seeds.is_none() {
+            out["seed"] = seed.into();
+        }
         println!("{out}");
         return Ok(());
     }
-    println!(
-        "floorgate eval: seed {seed}, pool = gold connector + {others} others, catalog {} tools / {} connectors",
-        cat.docs.len(),
-        cat.connectors.len()
-    );
-    println!(
-        "{:<8} {:<32} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6} | {:>5} {:>6} {:>6}",
-        "set",
-        "rules",
-        "n",
-        "hit@1",
-        "hit@5",
-        "MRR@5",
-        "nonemp",
-        "opp",
-        "n_abs",
-        "wrong",
-        "n_off",
-        "wr_off",
-        "n_np",
-        "wr_np",
-        "n_lab",
-        "t_hit5",
-        "t_wr1"
-    );
-    for (set, label, f) in &rows {
+    if seeds.is_some() {
+        report::print_per_seed(&rows);
+    } else {
         println!(
-            "{:<8} {:<32} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} | {:>5} {:>6.3} {:>6.3}",
-            set,
-            label,
-            f.present,
-            f.hit1,
-            f.hit5,
-            f.mrr5,
-            f.nonempty,
-            f.opposite,
-            f.absent,
-            f.wrong,
-            f.absent_offered,
-            f.wrong_offered,
-            f.absent_no_platform,
-            f.wrong_no_platform,
-            f.labelled,
-            f.tool_hit5,
-            f.tool_wrong
+            "floorgate eval: seed {seed}, pool = gold connector + {others} others, catalog {} tools / {} connectors",
+            cat.docs.len(),
+            cat.connectors.len()
         );
+        report::print_detail(&rows);
     }
-    println!("Query labels mapped to catalog connectors: Google Drive = Drive + Docs + Sheets + Slides; OneDrive/SharePoint = OneDrive; Slack (bot) = Slack; Outlook Calendar = Outlook.");
-    println!("opp: present queries whose hit does the opposite of the set's expected tool (one destroys data, the other not); counted in hit@5 as the protocol says.");
-    println!("n_lab/t_hit5/t_wr1 (with --labels): present queries with a tool-level label; a correct tool in the top 5 (of those some tool serves); a non-empty answer led by a tool that does not do what was asked.");
-    println!("n_off/wr_off: the part of n_abs whose product the catalog offers (the rest name products no directory row has).");
-    println!("n_abs/wrong: absent pools of queries that name a product; n_np/wr_np: queries that name none (cross_server_no_platform_named, or a guessed name without the product), reported apart.");
+    println!();
+    report::print_summary(&rows, &summary, &seed_list);
     #[cfg(not(feature = "bm25-baseline"))]
     println!("BM25 baseline: not built; run with `--features bm25-baseline`.");
     Ok(())
