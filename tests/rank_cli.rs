@@ -131,8 +131,10 @@ fn eval_over_several_seeds_prints_each_and_the_mean() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
+    // The per-seed table: the lines before the summary.
     let seeds: Vec<&str> = text
         .lines()
+        .take_while(|l| !l.is_empty())
         .filter(|l| l.contains(" dust "))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
@@ -149,5 +151,106 @@ fn eval_over_several_seeds_prints_each_and_the_mean() {
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--seeds"), "{bad}: {err}");
+    }
+}
+
+/// The vendor set: tool-level gold (an `any_of` row among them), a row the catalog cannot
+/// answer counted apart, absent pools split by whether the request names its product, and the
+/// missing-tool pools; `--sets` picks sets without changing their pools.
+#[test]
+fn eval_reports_the_vendor_set_and_both_halves_of_the_floor() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval");
+    let catalog = format!("{fixtures}/catalog.jsonl");
+    let queries = format!("{fixtures}/dust_connector_queries.jsonl");
+    let vendor = format!("{fixtures}/vendor_sample.jsonl");
+    let base = [
+        "eval",
+        "--catalog",
+        &catalog,
+        "--queries",
+        &queries,
+        "--vendor",
+        &vendor,
+        "--guessed",
+        "2",
+        "--others",
+        "3",
+    ];
+    let json = |extra: &[&str]| -> Value {
+        let out = floorgate(&[&base[..], extra].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let only = json(&["--sets", "vendor", "--json"]);
+    let rows = only["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["set"] == "vendor"), "{only}");
+    assert_eq!(rows[0]["rules"], "shipped");
+    let f = &rows[0]["figures"];
+    // 5 rows: one names a tool no catalog has; 2 name their product (`PagerDuty`, and
+    // `sentry-mcp-evals` holds Sentry's name); every answerable one gets a missing-tool pool.
+    let counts = [
+        ("present", 4),
+        ("unanswerable", 1),
+        ("unknown_names", 1),
+        ("absent", 2),
+        ("absent_no_platform", 3),
+        ("missing", 4),
+    ];
+    for (k, want) in counts {
+        assert_eq!(f[k], want, "{k}: {f}");
+    }
+    // hit@5 is a share of the 4 answerable requests, not of all 5.
+    let hits = f["hit5"].as_f64().unwrap() * 4.0;
+    assert!((hits - hits.round()).abs() < 1e-9, "{f}");
+    let s = &only["summary"][0];
+    for k in [
+        "hit1",
+        "hit5",
+        "mrr5",
+        "wrong_named",
+        "answered_unnamed",
+        "missing_answered",
+        "hit5_vs_bm25",
+    ] {
+        assert!(s.get(k).is_some(), "missing {k} in {s}");
+    }
+    assert_eq!(
+        s["hit5"], f["hit5"],
+        "one seed: the summary is that seed's figure"
+    );
+
+    // The vendor rows of a run over every set are the same figures.
+    let all = json(&["--json"]);
+    let vendor_rows: Vec<&Value> = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["set"] == "vendor")
+        .collect();
+    assert_eq!(vendor_rows, rows.iter().collect::<Vec<_>>());
+
+    let out = floorgate(&[&base[..], &["--sets", "vendor,guessed"]].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("set ") && l.contains("an_mis") && l.contains("h5/bm25"))
+        .unwrap_or_else(|| panic!("no summary header in {text}"));
+    for col in ["hit@1", "hit@5", "MRR@5", "wr_nam", "an_unn"] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(!text.lines().any(|l| l.starts_with("dust ")), "{text}");
+
+    for (extra, want) in [
+        (&["--sets", "dust,bogus"][..], "--sets: `bogus`"),
+        (&["--vendor", "/nonexistent/v.jsonl"][..], "cannot read"),
+    ] {
+        let out = floorgate(&[&base[..], extra].concat());
+        assert!(!out.status.success(), "{extra:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{extra:?}: {err}");
     }
 }
