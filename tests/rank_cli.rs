@@ -135,7 +135,7 @@ fn eval_over_several_seeds_prints_each_and_the_mean() {
     let seeds: Vec<&str> = text
         .lines()
         .take_while(|l| !l.is_empty())
-        .filter(|l| l.contains(" dust "))
+        .filter(|l| l.contains(" dust ") && l.contains(" shipped "))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(seeds, ["7", "1", "2", "mean"], "{text}");

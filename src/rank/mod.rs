@@ -17,6 +17,7 @@ mod directory;
 mod explain;
 mod index;
 mod synonyms;
+pub mod v2;
 
 pub use analyze::{
     name_destroys, stem, Role, DESTRUCTIVE_VERBS, FUNCTION_WORDS, PHRASE_PREPOSITIONS, READ_VERBS,

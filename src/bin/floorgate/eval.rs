@@ -444,6 +444,12 @@ pub fn systems(cat: &Catalog) -> Vec<Box<dyn Ranker + '_>> {
             false,
         )),
         Box::new(Ours::new("literal SPEC §7", cat, Rules::LITERAL, false)),
+        Box::new(V2::new(
+            "v2",
+            cat,
+            floorgate::rank::v2::Rules::SHIPPED,
+            true,
+        )),
         #[cfg(feature = "bm25-baseline")]
         Box::new(Bm25 { cat }),
     ]
@@ -479,6 +485,46 @@ impl Ranker for Ours {
         };
         self.index
             .search(&req, &sub)
+            .results
+            .into_iter()
+            .map(|r| (r.name, r.connector))
+            .collect()
+    }
+}
+
+/// The v2 pipeline (`floorgate::rank::v2`) with a set of its rules.
+pub struct V2 {
+    pub label: String,
+    pub index: floorgate::rank::v2::Index,
+    pub directory: Option<floorgate::rank::v2::Directory>,
+    pub rules: floorgate::rank::v2::Rules,
+}
+
+impl V2 {
+    pub fn new(label: &str, cat: &Catalog, rules: floorgate::rank::v2::Rules, dir: bool) -> V2 {
+        use floorgate::rank::v2;
+        V2 {
+            label: label.to_owned(),
+            index: v2::Index::build(cat.docs.clone()),
+            directory: dir.then(|| v2::Directory::build(cat.docs.clone())),
+            rules,
+        }
+    }
+}
+
+impl Ranker for V2 {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
+        use floorgate::rank::v2;
+        let visible = v2::Visible::from_ids(&self.index, pool.iter().copied());
+        let req = v2::Request {
+            directory: self.directory.as_ref(),
+            rules: self.rules,
+            ..v2::Request::new(query)
+        };
+        v2::search(&self.index, &visible, &req)
             .results
             .into_iter()
             .map(|r| (r.name, r.connector))
@@ -990,18 +1036,22 @@ pub fn run(mut args: Args) -> Result<(), String> {
     }
 
     let systems = systems(&cat);
-    let variants: Vec<Ours> = if ablation {
-        ablations()
+    let variants: Vec<Box<dyn Ranker>> = if ablation {
+        let v1 = ablations()
             .into_iter()
-            .map(|(label, rules)| Ours::new(label, &cat, rules, true))
-            .collect()
+            .map(|(label, rules)| Box::new(Ours::new(label, &cat, rules, true)) as Box<dyn Ranker>);
+        let v2 = floorgate::rank::v2::REGISTRY.iter().map(|(rule, name, _)| {
+            let rules = floorgate::rank::v2::Rules::SHIPPED.without(*rule);
+            Box::new(V2::new(&format!("v2 - {name}"), &cat, rules, true)) as Box<dyn Ranker>
+        });
+        v1.chain(v2).collect()
     } else {
         Vec::new()
     };
     let rankers: Vec<(&dyn Ranker, bool)> = systems
         .iter()
         .map(|r| (r.as_ref(), true))
-        .chain(variants.iter().map(|r| (r as &dyn Ranker, false)))
+        .chain(variants.iter().map(|r| (r.as_ref(), false)))
         .collect();
     let seed_list = seeds.clone().unwrap_or_else(|| vec![seed]);
     let mut rows = Vec::new();

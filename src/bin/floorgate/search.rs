@@ -15,6 +15,7 @@ usage: floorgate search --tools FILE [--limit N] [--explain] [--directory FILE] 
   --limit N         results per query (default 5, at most 25)
   --explain         add per-token df/idf and matched fields
   --directory FILE  the gateway's connector directory (same format as --tools), for product detection
+  --engine v1|v2    which ranker (default v1)
 ";
 
 pub fn run(mut args: Args) -> Result<(), String> {
@@ -30,7 +31,14 @@ pub fn run(mut args: Args) -> Result<(), String> {
         None => Limit::DEFAULT,
     };
     let explain = args.switch("--explain");
+    let engine = args.value("--engine")?.unwrap_or_else(|| "v1".into());
     let pos = args.positionals()?;
+    if engine == "v2" {
+        return run_v2(tools, queries, directory, limit, explain, pos);
+    }
+    if engine != "v1" {
+        return Err(format!("--engine: `{engine}` is not v1 or v2"));
+    }
 
     let index = Index::build(tools_file::load(&tools)?);
     let directory = match directory {
@@ -71,6 +79,61 @@ pub fn run(mut args: Args) -> Result<(), String> {
                     query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
                 let resp = ask(&query);
                 let mut v = serde_json::to_value(&resp).map_err(|e| e.to_string())?;
+                if let Value::Object(m) = &mut v {
+                    m.insert("id".into(), id);
+                }
+                writeln!(out, "{v}").map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run_v2(
+    tools: String,
+    queries: Option<String>,
+    directory: Option<String>,
+    limit: Limit,
+    explain: bool,
+    pos: Vec<String>,
+) -> Result<(), String> {
+    use floorgate::rank::v2;
+    let index = v2::Index::build(tools_file::load(&tools)?);
+    let directory = match directory {
+        Some(path) => Some(v2::Directory::build(tools_file::load(&path)?)),
+        None => None,
+    };
+    let all = v2::Visible::all(&index);
+    let ask = |query: &str| {
+        let req = v2::Request {
+            limit,
+            explain,
+            directory: directory.as_ref(),
+            ..v2::Request::new(query)
+        };
+        v2::search(&index, &all, &req)
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match (queries, pos.as_slice()) {
+        (None, [query]) => {
+            let line = serde_json::to_string_pretty(&ask(query)).map_err(|e| e.to_string())?;
+            writeln!(out, "{line}").map_err(|e| e.to_string())
+        }
+        (None, []) => Err("give a QUERY or --queries FILE".into()),
+        (None, _) => Err("give exactly one QUERY (quote it)".into()),
+        (Some(_), [_, ..]) => Err("give either a QUERY or --queries FILE, not both".into()),
+        (Some(path), []) => {
+            let file =
+                std::fs::File::open(&path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+            for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+                let line = line.map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let (id, query) =
+                    query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
+                let mut v = serde_json::to_value(ask(&query)).map_err(|e| e.to_string())?;
                 if let Value::Object(m) = &mut v {
                     m.insert("id".into(), id);
                 }

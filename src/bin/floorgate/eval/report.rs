@@ -172,7 +172,10 @@ pub fn print_per_seed(rows: &[Row]) {
         "an_mis"
     );
     // The shipped rules (with `--ablation`, each refinement turned off too), not the baselines.
-    let ours = |r: &Row| r.label.starts_with("shipped") && r.label != "shipped, no directory";
+    let ours = |r: &Row| {
+        (r.label.starts_with("shipped") || r.label.starts_with("v2"))
+            && r.label != "shipped, no directory"
+    };
     for r in rows.iter().filter(|r| ours(r)) {
         row(&r.seed.to_string(), r.set, &r.label, shown(&r.figures));
     }

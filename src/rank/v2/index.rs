@@ -1,0 +1,296 @@
+//! The prepared pool: per term, which tools have it in which field.
+//!
+//! Built once per catalog version. A query touches only its own terms' postings and filters them
+//! through the caller's visible set, so df, N and IDF are the caller's alone. The connector
+//! directory is an index of the same shape, used only as public knowledge (which words name a
+//! capability somewhere, which words name a product).
+
+use std::collections::HashMap;
+
+use super::text::{is_stop_word, schema_text, stem, terms};
+use crate::rank::ToolDoc;
+
+pub type DocId = u32;
+pub type TermId = u32;
+
+/// The fields a term can match in, as bits of one byte (the scorer's record).
+pub mod field {
+    /// A name token equal to the term.
+    pub const NAME_EXACT: u8 = 1;
+    /// A name token and the term, one a prefix of the other (see `MIN_PREFIX_LEN`).
+    pub const NAME_PREFIX: u8 = 2;
+    /// A connector-label token.
+    pub const LABEL: u8 = 4;
+    /// A parameter name at any depth of the `inputSchema`.
+    pub const PARAM: u8 = 8;
+    /// The description, or the prose of the schema (descriptions, titles, enum values).
+    pub const PROSE: u8 = 16;
+    /// The fields that say what a tool *is* rather than describe it.
+    pub const STRUCTURAL: u8 = NAME_EXACT | NAME_PREFIX | LABEL | PARAM;
+}
+
+#[derive(Default)]
+struct Postings {
+    name: Vec<DocId>,
+    label: Vec<DocId>,
+    param: Vec<DocId>,
+    prose: Vec<DocId>,
+}
+
+/// A connector label and the words a query must hold to name it.
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub text: String,
+    /// Per word of the label (stop words dropped): its whole stemmed form and its parts.
+    pub words: Vec<(String, Vec<String>)>,
+}
+
+impl Label {
+    fn new(text: &str) -> Label {
+        let mut words = Vec::new();
+        for word in text.split(|c: char| c.is_whitespace() || c == '/' || c == '(' || c == ')') {
+            let mut parts = Vec::new();
+            terms(word, false, &mut parts);
+            parts.retain(|p| !is_stop_word(p));
+            if parts.is_empty() {
+                continue;
+            }
+            let whole: String = {
+                let mut t = Vec::new();
+                crate::tokenize::for_each_token(word, |tok, _, _| t.push(tok.to_owned()));
+                stem(&t.concat()).into_owned()
+            };
+            words.push((whole, parts));
+        }
+        Label {
+            text: text.to_owned(),
+            words,
+        }
+    }
+
+    /// Whether a query with these terms names this label: every word, whole or all its parts.
+    pub fn named_by(&self, query: &[&str]) -> bool {
+        !self.words.is_empty()
+            && self.words.iter().all(|(whole, parts)| {
+                query.contains(&whole.as_str()) || parts.iter().all(|p| query.contains(&p.as_str()))
+            })
+    }
+
+    /// Whether a term is one of the label's words or parts.
+    pub fn has_term(&self, term: &str) -> bool {
+        self.words
+            .iter()
+            .any(|(w, parts)| w == term || parts.iter().any(|p| p == term))
+    }
+}
+
+/// The prepared index over every tool of a catalog version.
+pub struct Index {
+    docs: Vec<ToolDoc>,
+    dict: HashMap<Box<str>, TermId>,
+    text: Vec<Box<str>>,
+    postings: Vec<Postings>,
+    /// Terms that occur in some name, sorted by text, for prefix matching.
+    name_terms: Vec<TermId>,
+    by_name: HashMap<Box<str>, Vec<DocId>>,
+    labels: Vec<Label>,
+    doc_connector: Vec<u32>,
+}
+
+/// The shorter side of a prefix match has at least this many characters (`repo` meets
+/// `repository`, `cal` does not meet `calendar`).
+pub const MIN_PREFIX_LEN: usize = 4;
+/// A name token shorter than the query term meets it only when at most this many characters of
+/// the term remain, so a compound (`sharepoint`) does not meet its first part (`share`).
+pub const MAX_PREFIX_TAIL: usize = 3;
+
+impl Index {
+    pub fn build(docs: Vec<ToolDoc>) -> Index {
+        let mut ix = Index {
+            docs: Vec::new(),
+            dict: HashMap::new(),
+            text: Vec::new(),
+            postings: Vec::new(),
+            name_terms: Vec::new(),
+            by_name: HashMap::new(),
+            labels: Vec::new(),
+            doc_connector: Vec::with_capacity(docs.len()),
+        };
+        let scaffold_stop = crate::scaffold::stop_words();
+        let mut label_ids: HashMap<&str, u32> = HashMap::new();
+        let mut scratch = Vec::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let id = i as DocId;
+            let schema = schema_text(&doc.input_schema);
+            let mut add = |ix: &mut Index, texts: &[&str], compounds: bool, which: u8| {
+                scratch.clear();
+                for t in texts {
+                    terms(t, compounds, &mut scratch);
+                }
+                if which == field::PROSE {
+                    // The scaffolding's own words describe the gateway, not the tool.
+                    scratch.retain(|t| !scaffold_stop.iter().any(|s| stem(s) == t.as_str()));
+                }
+                scratch.sort_unstable();
+                scratch.dedup();
+                for t in scratch.iter() {
+                    let term = ix.intern(t);
+                    let p = &mut ix.postings[term as usize];
+                    let list = match which {
+                        field::NAME_EXACT => &mut p.name,
+                        field::LABEL => &mut p.label,
+                        field::PARAM => &mut p.param,
+                        _ => &mut p.prose,
+                    };
+                    list.push(id);
+                }
+            };
+            add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
+            add(&mut ix, &[&doc.connector], true, field::LABEL);
+            add(&mut ix, &schema.names, false, field::PARAM);
+            let mut prose = schema.prose.clone();
+            prose.push(&doc.description);
+            add(&mut ix, &prose, true, field::PROSE);
+            let next = label_ids.len() as u32;
+            let c = *label_ids.entry(doc.connector.as_str()).or_insert(next);
+            if c == next {
+                ix.labels.push(Label::new(&doc.connector));
+            }
+            ix.doc_connector.push(c);
+            ix.by_name
+                .entry(doc.name.to_lowercase().into())
+                .or_default()
+                .push(id);
+        }
+        let mut names: Vec<TermId> = (0..ix.text.len() as TermId)
+            .filter(|&t| !ix.postings[t as usize].name.is_empty())
+            .collect();
+        names.sort_unstable_by(|&a, &b| ix.text[a as usize].cmp(&ix.text[b as usize]));
+        ix.name_terms = names;
+        for p in &mut ix.postings {
+            p.name.shrink_to_fit();
+            p.label.shrink_to_fit();
+            p.param.shrink_to_fit();
+            p.prose.shrink_to_fit();
+        }
+        ix.docs = docs;
+        ix
+    }
+
+    fn intern(&mut self, t: &str) -> TermId {
+        if let Some(&id) = self.dict.get(t) {
+            return id;
+        }
+        let id = self.text.len() as TermId;
+        self.dict.insert(t.into(), id);
+        self.text.push(t.into());
+        self.postings.push(Postings::default());
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    pub fn doc(&self, id: DocId) -> &ToolDoc {
+        &self.docs[id as usize]
+    }
+
+    pub fn docs(&self) -> &[ToolDoc] {
+        &self.docs
+    }
+
+    pub fn labels(&self) -> &[Label] {
+        &self.labels
+    }
+
+    pub fn connector_of(&self, id: DocId) -> u32 {
+        self.doc_connector[id as usize]
+    }
+
+    /// Tools whose whole name is this text (case-insensitive).
+    pub fn by_name(&self, name: &str) -> &[DocId] {
+        self.by_name
+            .get(name.trim().to_lowercase().as_str())
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Calls `hit(doc, field bit)` for every tool that has the term in some field; a name
+    /// matched by prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
+    pub fn for_each_hit(&self, term: &str, mut hit: impl FnMut(DocId, u8)) {
+        if let Some(&t) = self.dict.get(term) {
+            let p = &self.postings[t as usize];
+            p.name.iter().for_each(|&d| hit(d, field::NAME_EXACT));
+            p.label.iter().for_each(|&d| hit(d, field::LABEL));
+            p.param.iter().for_each(|&d| hit(d, field::PARAM));
+            p.prose.iter().for_each(|&d| hit(d, field::PROSE));
+        }
+        if term.len() < MIN_PREFIX_LEN || !term.bytes().all(|b| b.is_ascii_lowercase()) {
+            return;
+        }
+        // Name tokens the term is a prefix of (`repo` → `repository`).
+        let start = self
+            .name_terms
+            .partition_point(|&n| &*self.text[n as usize] < term);
+        for &n in &self.name_terms[start..] {
+            let text = &*self.text[n as usize];
+            if !text.starts_with(term) {
+                break;
+            }
+            if text != term {
+                self.postings[n as usize]
+                    .name
+                    .iter()
+                    .for_each(|&d| hit(d, field::NAME_PREFIX));
+            }
+        }
+        // Name tokens that are a prefix of the term, with a short tail (`config` ← `configs`).
+        for len in MIN_PREFIX_LEN.max(term.len().saturating_sub(MAX_PREFIX_TAIL))..term.len() {
+            if let Some(&n) = self.dict.get(&term[..len]) {
+                self.postings[n as usize]
+                    .name
+                    .iter()
+                    .for_each(|&d| hit(d, field::NAME_PREFIX));
+            }
+        }
+    }
+
+    /// Which fields of any tool of the whole index hold the term exactly (public knowledge for
+    /// the directory; never call it on a tenant's pool, whose withheld tools it would count).
+    pub fn fields_anywhere(&self, term: &str) -> u8 {
+        let Some(&t) = self.dict.get(term) else {
+            return 0;
+        };
+        let p = &self.postings[t as usize];
+        let bit = |v: &Vec<DocId>, b: u8| if v.is_empty() { 0 } else { b };
+        bit(&p.name, field::NAME_EXACT)
+            | bit(&p.label, field::LABEL)
+            | bit(&p.param, field::PARAM)
+            | bit(&p.prose, field::PROSE)
+    }
+
+    /// Heap bytes held by the index, roughly (postings, dictionary, names).
+    pub fn index_bytes(&self) -> usize {
+        let ids = |v: &Vec<DocId>| v.capacity() * 4;
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| ids(&p.name) + ids(&p.label) + ids(&p.param) + ids(&p.prose) + 96)
+            .sum();
+        let dict: usize = self.text.iter().map(|t| t.len() * 2 + 32).sum();
+        postings + dict + self.name_terms.len() * 4 + self.docs.len() * 8
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("v2::Index")
+            .field("tools", &self.docs.len())
+            .field("terms", &self.text.len())
+            .finish()
+    }
+}

@@ -1,0 +1,508 @@
+//! Tool search v2: the ranker as a pipeline of named stages over a general mass model.
+//!
+//! The first ranker grew rule by rule from one evaluation set's misses and did not carry over to
+//! requests it had not seen. This one decides what carries a query's mass from general sources
+//! only — a published stop-word list, the Snowball stemmer, and the tools' own text (the caller's
+//! pool and the public connector directory) — and keeps the seed's floor as a separate gate.
+//!
+//! Stages (each a function with its own tests):
+//! 1. [`query::analyze`]: tokens, values, stop words, the request's head and tail;
+//! 2. [`stages::products`]: products the query names, visible or not;
+//! 3. [`stages::gather`]: the scorer's record (fields matched per candidate and term);
+//! 4. [`stages::mass`]: each word's role and mass (IDF over the visible pool only);
+//! 5. [`stages::score`]: score, coverage, anchor per candidate;
+//! 6. [`stages::gate`]: the floor and the anchor, after ranking, removing only;
+//! 7. [`stages::order`], the limit, and the explanation read from the same record.
+//!
+//! Withheld tools are never in the record, so they change no df, IDF, score, count or reason.
+
+pub mod index;
+pub mod query;
+pub mod stages;
+pub mod text;
+
+use serde::Serialize;
+
+pub use index::{DocId, Index};
+pub use query::{analyze, Analysis, Kind, QueryToken};
+pub use stages::{Gate, Role};
+
+use super::Limit;
+
+/// A tool is returned only if it covers at least this share of the query's mass (SPEC §7).
+pub const FLOOR: f64 = 0.5;
+/// Rule `HeadMass`: the share of its IDF a word in the request's tail carries.
+pub const TAIL_SHARE: f64 = 0.5;
+/// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
+pub const MAX_QUERY_TERMS: usize = 48;
+
+/// The rule registry: every refinement of the literal SPEC §7 rules, with its number and reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    ValuesNoMass = 0,
+    StopWords,
+    ProseNoMass,
+    UnknownNoMass,
+    HeadMass,
+    ProductDetection,
+    NameAnchor,
+    NamedFirst,
+}
+
+/// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
+pub const REGISTRY: &[(Rule, &str, &str)] = &[
+    (Rule::ValuesNoMass, "values_no_mass", "quoted text, ids, numbers, dotted names, URLs, e-mails, paths and named values are data, not capabilities"),
+    (Rule::StopWords, "stop_words", "words of the NLTK English stop-word list carry no mass"),
+    (Rule::ProseNoMass, "prose_no_mass", "a word no tool name, parameter name or label of the pool or directory has is prose"),
+    (Rule::UnknownNoMass, "unknown_no_mass", "a word nothing in the pool or directory knows is a value or a name, except label words"),
+    (Rule::HeadMass, "head_mass", "words after the first preposition or clause word carry TAIL_SHARE of their IDF"),
+    (Rule::ProductDetection, "product_detection", "a query naming only products the caller has not connected is answered empty"),
+    (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
+    (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
+];
+
+/// A set of rules (bit per [`Rule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules(u32);
+
+impl Rules {
+    pub const ALL: Rules = Rules((1 << REGISTRY.len()) - 1);
+    /// What the gateway runs.
+    pub const SHIPPED: Rules = Rules::ALL;
+    /// SPEC §7 as written (no refinement).
+    pub const NONE: Rules = Rules(0);
+
+    pub fn has(self, r: Rule) -> bool {
+        self.0 & (1 << r as u32) != 0
+    }
+    pub fn without(self, r: Rule) -> Rules {
+        Rules(self.0 & !(1 << r as u32))
+    }
+    pub fn with(self, r: Rule) -> Rules {
+        Rules(self.0 | (1 << r as u32))
+    }
+}
+
+/// The deployment's connector directory, as public knowledge: which words some tool or label of
+/// the gateway has, and which products a query names. Never a source of results.
+pub struct Directory {
+    pub(crate) index: Index,
+}
+
+impl Directory {
+    pub fn build(tools: Vec<crate::rank::ToolDoc>) -> Directory {
+        Directory {
+            index: Index::build(tools),
+        }
+    }
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.index.labels().iter().map(|l| l.text.as_str())
+    }
+}
+
+/// The caller's visible part of an [`Index`].
+#[derive(Clone, Debug)]
+pub struct Visible {
+    bits: Vec<u64>,
+    count: usize,
+    connectors: Vec<bool>,
+}
+
+impl Visible {
+    pub fn all(index: &Index) -> Visible {
+        Visible::from_ids(index, 0..index.len() as u32)
+    }
+    pub fn from_ids(index: &Index, ids: impl IntoIterator<Item = u32>) -> Visible {
+        let n = index.len();
+        let mut v = Visible {
+            bits: vec![0; n.div_ceil(64)],
+            count: 0,
+            connectors: vec![false; index.labels().len()],
+        };
+        for id in ids {
+            let i = id as usize;
+            if i < n && v.bits[i / 64] & (1 << (i % 64)) == 0 {
+                v.bits[i / 64] |= 1 << (i % 64);
+                v.count += 1;
+                v.connectors[index.connector_of(id) as usize] = true;
+            }
+        }
+        v
+    }
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    pub fn contains(&self, id: u32) -> bool {
+        let i = id as usize;
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    pub fn has_connector(&self, c: u32) -> bool {
+        self.connectors.get(c as usize).copied().unwrap_or(false)
+    }
+}
+
+/// One query.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    pub query: &'a str,
+    pub limit: Limit,
+    pub explain: bool,
+    pub directory: Option<&'a Directory>,
+    pub rules: Rules,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(query: &'a str) -> Self {
+        Request {
+            query,
+            limit: Limit::DEFAULT,
+            explain: false,
+            directory: None,
+            rules: Rules::SHIPPED,
+        }
+    }
+}
+
+/// How one query term fared in one result.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TermMatch {
+    pub token: String,
+    /// The fields it matched: `name`, `name_prefix`, `connector`, `parameter`, `description`.
+    pub fields: Vec<&'static str>,
+    /// w(t, d): the field weights summed.
+    pub weight: u32,
+    /// The term's mass.
+    pub mass: f64,
+    /// mass × weight: this term's part of the score.
+    pub contribution: f64,
+}
+
+/// One returned tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hit {
+    #[serde(skip)]
+    pub id: DocId,
+    pub name: String,
+    pub connector: String,
+    pub score: f64,
+    pub coverage: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<TermMatch>>,
+}
+
+/// Per distinct query term: what it is and what it weighs.
+#[derive(Clone, Debug, Serialize)]
+pub struct TokenExplain {
+    pub token: String,
+    pub term: String,
+    pub role: Role,
+    pub tail: bool,
+    pub df: u32,
+    pub idf: f64,
+    pub mass_share: f64,
+}
+
+/// Why an answer is empty.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EmptyReason {
+    /// The caller has no tools to search.
+    EmptyPool,
+    /// No word of the query can name a capability (all values, stop words, prose or unknown).
+    NoCapabilityWord,
+    /// The query names products the caller has not connected, and none it has.
+    ProductNotConnected { products: Vec<String> },
+    /// No tool of the pool covers any word with mass.
+    NothingCovers,
+    /// The best candidate did not pass a gate.
+    Rejected { gate: Gate },
+}
+
+impl std::fmt::Display for EmptyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmptyReason::EmptyPool => write!(f, "you have no connected tools to search"),
+            EmptyReason::NoCapabilityWord => write!(
+                f,
+                "no word of the query names a capability any tool has; values, names and stop words carry no mass"
+            ),
+            EmptyReason::ProductNotConnected { products } => write!(
+                f,
+                "the query names {}, which you have not connected",
+                products.join(", ")
+            ),
+            EmptyReason::NothingCovers => write!(f, "no tool you can use covers the query's words"),
+            EmptyReason::Rejected { gate: Gate::Floor } => write!(
+                f,
+                "no tool covers half of the query's weighted words (the relevance floor)"
+            ),
+            EmptyReason::Rejected { gate: Gate::Anchor } => write!(
+                f,
+                "the query's words appear only in descriptions, never in a tool's name or parameters"
+            ),
+        }
+    }
+}
+
+/// The best candidate a gate turned away.
+#[derive(Clone, Debug, Serialize)]
+pub struct Rejected {
+    pub name: String,
+    pub coverage: f64,
+    pub gate: Gate,
+    pub covered: Vec<String>,
+    pub missed: Vec<String>,
+}
+
+/// Why the results are what they are.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub pool: usize,
+    pub floor: f64,
+    pub mass: f64,
+    pub tokens: Vec<TokenExplain>,
+    /// Words with mass nothing in the pool covers.
+    pub uncovered: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub products_named: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub products_not_connected: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<EmptyReason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_rejected: Option<Rejected>,
+    /// Distinct query terms past [`MAX_QUERY_TERMS`], ignored.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ignored_terms: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The answer to one query.
+#[derive(Clone, Debug, Serialize)]
+pub struct Answer {
+    pub query: String,
+    pub results: Vec<Hit>,
+    /// With `explain`, and always when `results` is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+}
+
+const FIELD_NAMES: [(u8, &str); 5] = [
+    (index::field::NAME_EXACT, "name"),
+    (index::field::NAME_PREFIX, "name_prefix"),
+    (index::field::LABEL, "connector"),
+    (index::field::PARAM, "parameter"),
+    (index::field::PROSE, "description"),
+];
+
+/// Runs the stages for one query over the caller's visible tools.
+pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
+    let rules = req.rules;
+    let analysis = analyze(req.query);
+    let mut tokens: Vec<QueryToken> = analysis.distinct().into_iter().cloned().collect();
+    for t in &mut tokens {
+        if !rules.has(Rule::ValuesNoMass) && t.kind == Kind::Value
+            || !rules.has(Rule::StopWords) && t.kind == Kind::StopWord
+        {
+            t.kind = Kind::Word;
+        }
+    }
+    let all_terms: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
+    let products = stages::products(index, visible, req.directory, &all_terms);
+    let words: Vec<&QueryToken> = tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+    let ignored_terms = words.len().saturating_sub(MAX_QUERY_TERMS);
+    let words = &words[..words.len().min(MAX_QUERY_TERMS)];
+    let word_terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+    let rec = stages::gather(index, visible, &word_terms);
+    let masses = stages::mass(
+        words,
+        &rec,
+        visible.len(),
+        index,
+        visible,
+        req.directory,
+        rules,
+    );
+    let total: f64 = masses.iter().map(|m| m.mass).sum();
+    let exact: Vec<DocId> = index
+        .by_name(req.query)
+        .iter()
+        .copied()
+        .filter(|&d| visible.contains(d))
+        .collect();
+    let mut scored = stages::score(&rec, &masses, index, &products, &exact);
+    let detected = rules.has(Rule::ProductDetection)
+        && products.visible.is_empty()
+        && !products.hidden.is_empty()
+        && exact.is_empty();
+    let mut passing: Vec<stages::Scored> = Vec::new();
+    let mut best_rejected: Option<(stages::Scored, Gate)> = None;
+    if !detected && (total > 0.0 || !exact.is_empty()) {
+        for s in scored.drain(..) {
+            match stages::gate(&s, rules) {
+                Ok(()) => passing.push(s),
+                Err(g) => {
+                    let better = best_rejected.as_ref().is_none_or(|(b, _)| {
+                        s.coverage > b.coverage
+                            || s.coverage == b.coverage
+                                && stages::order(&s, b, index, rules).is_lt()
+                    });
+                    if better {
+                        best_rejected = Some((s, g));
+                    }
+                }
+            }
+        }
+    }
+    passing.sort_by(|a, b| stages::order(a, b, index, rules));
+    passing.truncate(req.limit.get());
+    let term_match = |s: &stages::Scored| -> Vec<TermMatch> {
+        rec.bits_of(s.cand)
+            .iter()
+            .zip(words.iter().zip(&masses))
+            .filter(|(b, _)| **b != 0)
+            .map(|(&b, (t, m))| {
+                let weight = stages::field_weight(b);
+                let name_bits = if b & index::field::NAME_EXACT != 0 {
+                    b & !index::field::NAME_PREFIX
+                } else {
+                    b
+                };
+                TermMatch {
+                    token: t.text.clone(),
+                    fields: FIELD_NAMES
+                        .iter()
+                        .filter(|(f, _)| name_bits & f != 0)
+                        .map(|(_, n)| *n)
+                        .collect(),
+                    weight,
+                    mass: m.mass,
+                    contribution: if m.mass > 0.0 {
+                        m.mass * f64::from(weight)
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect()
+    };
+    let results: Vec<Hit> = passing
+        .iter()
+        .map(|s| {
+            let d = index.doc(s.id);
+            Hit {
+                id: s.id,
+                name: d.name.clone(),
+                connector: d.connector.clone(),
+                score: s.score,
+                coverage: s.coverage,
+                explain: req.explain.then(|| term_match(s)),
+            }
+        })
+        .collect();
+    let explanation = (req.explain || results.is_empty()).then(|| {
+        let reason = results.is_empty().then(|| {
+            if visible.is_empty() {
+                EmptyReason::EmptyPool
+            } else if detected {
+                EmptyReason::ProductNotConnected {
+                    products: products.hidden.clone(),
+                }
+            } else if total == 0.0 {
+                EmptyReason::NoCapabilityWord
+            } else if let Some((_, gate)) = &best_rejected {
+                EmptyReason::Rejected { gate: *gate }
+            } else {
+                EmptyReason::NothingCovers
+            }
+        });
+        Explanation {
+            pool: visible.len(),
+            floor: FLOOR,
+            mass: total,
+            tokens: tokens
+                .iter()
+                .map(|t| {
+                    let at = words.iter().position(|w| std::ptr::eq(*w, t));
+                    let (role, df, idf, m) = match at {
+                        Some(i) => (masses[i].role, rec.df[i], masses[i].idf, masses[i].mass),
+                        None => (
+                            match t.kind {
+                                Kind::Value => Role::Value,
+                                Kind::Marker => Role::Marker,
+                                _ => Role::StopWord,
+                            },
+                            0,
+                            0.0,
+                            0.0,
+                        ),
+                    };
+                    TokenExplain {
+                        token: t.text.clone(),
+                        term: t.term.clone(),
+                        role,
+                        tail: t.tail,
+                        df,
+                        idf,
+                        mass_share: if total > 0.0 { m / total } else { 0.0 },
+                    }
+                })
+                .collect(),
+            uncovered: words
+                .iter()
+                .zip(&masses)
+                .zip(&rec.df)
+                .filter(|((_, m), df)| m.mass > 0.0 && **df == 0)
+                .map(|((t, _), _)| t.text.clone())
+                .collect(),
+            products_named: products
+                .visible
+                .iter()
+                .map(|&c| index.labels()[c as usize].text.clone())
+                .collect(),
+            products_not_connected: products.hidden.clone(),
+            message: reason.as_ref().map(ToString::to_string),
+            reason,
+            best_rejected: best_rejected
+                .filter(|_| results.is_empty())
+                .map(|(s, gate)| {
+                    let (covered, missed) = words
+                        .iter()
+                        .zip(&masses)
+                        .zip(rec.bits_of(s.cand))
+                        .filter(|((_, m), _)| m.mass > 0.0)
+                        .fold((vec![], vec![]), |(mut c, mut m), ((t, _), b)| {
+                            if *b != 0 {
+                                c.push(t.text.clone())
+                            } else {
+                                m.push(t.text.clone())
+                            }
+                            (c, m)
+                        });
+                    Rejected {
+                        name: index.doc(s.id).name.clone(),
+                        coverage: s.coverage,
+                        gate,
+                        covered,
+                        missed,
+                    }
+                }),
+            ignored_terms,
+        }
+    });
+    Answer {
+        query: req.query.to_owned(),
+        results,
+        explanation,
+    }
+}

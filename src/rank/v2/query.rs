@@ -1,0 +1,290 @@
+//! Stage 1, query analysis: what each word of a request *is* before anything is scored.
+//!
+//! A request mixes three things: the capability it asks for (`create an incident`), the data it
+//! acts on (`"db down"`, `SVC123`, `shop.orders`, `the database named zorblax`) and grammar.
+//! Only the first can tell tools apart. This stage marks the data (values) and the grammar (stop
+//! words), and splits a prose request into its head (the action and its object) and its tail
+//! (what follows the first preposition or clause word: mostly how to call the tool).
+//! It needs nothing but the text: what the pool and the directory know is the mass stage's job.
+
+use super::text::{is_stop_word, stem};
+use crate::tokenize::for_each_token;
+use serde::Serialize;
+
+/// Words after which the next word is a name the caller chose (`a project named zorblax`).
+/// Closed-class English: verbs of naming.
+/// Only participles: `name` or `title` alone is as often the field a request asks about.
+pub const NAMING_MARKERS: &[&str] = &["called", "labeled", "labelled", "named", "titled"];
+
+/// English prepositions and subordinating words: a closed word class (any grammar lists it),
+/// where a request's head ends.
+pub const HEAD_ENDS: &[&str] = &[
+    "about", "above", "across", "after", "against", "along", "among", "around", "as", "at",
+    "because", "before", "behind", "below", "beneath", "beside", "between", "beyond", "by",
+    "during", "except", "for", "from", "if", "in", "inside", "into", "like", "near", "of", "off",
+    "on", "onto", "over", "per", "since", "so", "than", "that", "through", "to", "toward",
+    "towards", "under", "unless", "until", "upon", "via", "whether", "which", "while", "who",
+    "whom", "whose", "with", "within", "without",
+];
+
+/// What a query token is, as far as the text alone tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A word that may name a capability (the mass stage decides).
+    Word,
+    /// An English stop word or a lone letter.
+    StopWord,
+    /// Data the request acts on: quoted text, numbers, ids, dotted names, URLs, e-mails, paths,
+    /// the word after a naming verb.
+    Value,
+    /// A naming verb (`named`, `titled`): it introduces a value.
+    Marker,
+}
+
+/// One token of the query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryToken {
+    /// The lowercase token as written.
+    pub text: String,
+    /// The Snowball stem (what fields are matched on).
+    pub term: String,
+    pub kind: Kind,
+    /// In the tail of a prose request (after its first preposition or clause word).
+    pub tail: bool,
+}
+
+/// The analysed query: its tokens in order, and whether it is prose or one identifier
+/// (a guessed tool name like `list_all_cal_com_schedules`).
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub tokens: Vec<QueryToken>,
+    pub prose: bool,
+}
+
+impl Analysis {
+    /// The distinct terms of the query that are words, each once (first occurrence wins, but a
+    /// head occurrence beats a tail one).
+    pub fn distinct(&self) -> Vec<&QueryToken> {
+        let mut out: Vec<&QueryToken> = Vec::new();
+        for t in &self.tokens {
+            match out.iter_mut().find(|o| o.term == t.term) {
+                Some(o) => {
+                    if o.kind != Kind::Word && t.kind == Kind::Word || o.tail && !t.tail {
+                        *o = t;
+                    }
+                }
+                None => out.push(t),
+            }
+        }
+        out
+    }
+}
+
+/// Stage 1: analyse a query.
+pub fn analyze(query: &str) -> Analysis {
+    let words = words(query);
+    let prose = words.len() > 1;
+    let mut tokens = Vec::new();
+    let mut tail = false;
+    let mut seen_word = false;
+    let mut after_marker = false;
+    for (word, quoted) in words {
+        let bare = word
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        let marker = prose && !quoted && NAMING_MARKERS.contains(&bare.as_str());
+        // A naming verb's value is the next word that is not a stop word (`named the zorblax`).
+        let named_value = after_marker && !is_stop_word(&bare);
+        if prose && !quoted && seen_word && HEAD_ENDS.contains(&bare.as_str()) {
+            tail = true;
+        }
+        let value = quoted || named_value || is_value_word(word);
+        for_each_token(word, |t, _, _| {
+            let number = t.chars().all(char::is_numeric);
+            let kind = if value || number {
+                Kind::Value
+            } else if marker {
+                Kind::Marker
+            } else if is_stop_word(t) {
+                Kind::StopWord
+            } else {
+                Kind::Word
+            };
+            seen_word |= kind == Kind::Word;
+            tokens.push(QueryToken {
+                text: t.to_owned(),
+                term: stem(t).into_owned(),
+                kind,
+                tail: tail && prose,
+            });
+        });
+        if named_value || quoted {
+            after_marker = false;
+        }
+        after_marker |= marker;
+    }
+    Analysis { tokens, prose }
+}
+
+/// Whitespace-separated words; text between matching quotes of either kind (`"`, `` ` ``,
+/// curly quotes, and `'` when it opens a word and a later word closes it) is one quoted word.
+fn words(query: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = query;
+    loop {
+        rest = rest.trim_start();
+        let Some(first) = rest.chars().next() else {
+            break;
+        };
+        let close = match first {
+            '"' | '`' => Some(first),
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            '\'' => Some('\''),
+            _ => None,
+        };
+        if let Some(close) = close {
+            let body = &rest[first.len_utf8()..];
+            // A closing quote ends a word: followed by whitespace, punctuation or the end.
+            let end = body.char_indices().find(|&(i, c)| {
+                c == close
+                    && body[i + c.len_utf8()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|n| !n.is_alphanumeric())
+            });
+            if let Some((end, _)) = end.filter(|&(e, _)| e > 0) {
+                out.push((&body[..end], true));
+                rest = &body[end + close.len_utf8()..];
+                continue;
+            }
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        out.push((&rest[..end], false));
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// A whitespace word that names data rather than a capability.
+fn is_value_word(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
+    if w.is_empty() {
+        return false;
+    }
+    if w.contains("://") || w.starts_with("www.") || w.contains('@') {
+        return true;
+    }
+    if w.starts_with('/') || w.starts_with("~/") || w.starts_with("./") || w.starts_with('#') {
+        return true;
+    }
+    // `shop.orders`, `report.pdf`, `api.example.com`: a dot between alphanumerics.
+    let b = w.as_bytes();
+    if b.windows(3)
+        .any(|p| p[1] == b'.' && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
+    {
+        return true;
+    }
+    let letters = w.chars().any(char::is_alphabetic);
+    let digits = w.chars().any(char::is_numeric);
+    if digits && !letters {
+        return true;
+    }
+    // `SVC123`, `PAGS123`, `Q3`: letters and digits in one word. An identifier with its own
+    // separators or camel case (`list_v2_items`, `get2FAStatus`) is a guessed tool name.
+    if digits && letters {
+        let identifier = w.contains('_')
+            || (w.chars().any(char::is_lowercase) && w.chars().any(char::is_uppercase));
+        return !identifier;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(q: &str) -> Vec<(String, Kind, bool)> {
+        analyze(q)
+            .tokens
+            .into_iter()
+            .map(|t| (t.text, t.kind, t.tail))
+            .collect()
+    }
+
+    fn kind_of(q: &str, token: &str) -> Kind {
+        kinds(q)
+            .into_iter()
+            .find(|(t, _, _)| t == token)
+            .unwrap_or_else(|| panic!("{token} not in {q}"))
+            .1
+    }
+
+    #[test]
+    fn values_of_every_shape_are_marked() {
+        let q = r#"find SVC123 "Q3 budget" 'API Alerts' shop.orders report.pdf 2024-05-01 a@b.co https://x.io/a"#;
+        for t in [
+            "svc", "123", "q", "budget", "api", "alerts", "shop", "orders", "report", "pdf",
+            "2024", "b", "co", "x", "io",
+        ] {
+            assert_eq!(kind_of(q, t), Kind::Value, "{t}");
+        }
+        assert_eq!(kind_of(q, "find"), Kind::Word);
+    }
+
+    #[test]
+    fn the_word_after_a_naming_verb_is_a_value() {
+        assert_eq!(
+            kind_of("drop the database named zorblax", "zorblax"),
+            Kind::Value
+        );
+        assert_eq!(
+            kind_of("drop the database named zorblax", "named"),
+            Kind::Marker
+        );
+        assert_eq!(
+            kind_of("a project called the zorblax", "zorblax"),
+            Kind::Value
+        );
+        assert_eq!(
+            kind_of("create an issue titled \"db down\"", "db"),
+            Kind::Value
+        );
+        assert_eq!(kind_of("list names", "names"), Kind::Word);
+    }
+
+    #[test]
+    fn apostrophes_are_not_quotes() {
+        assert_eq!(kind_of("show the user's open tickets", "open"), Kind::Word);
+        assert_eq!(kind_of("don't delete 'prod' now", "prod"), Kind::Value);
+        assert_eq!(kind_of("don't delete 'prod' now", "delete"), Kind::Word);
+    }
+
+    #[test]
+    fn the_head_ends_at_the_first_preposition_after_a_word() {
+        let k = kinds("create a firewall rule to block access from the office");
+        let tail: Vec<&str> = k.iter().filter(|t| t.2).map(|t| t.0.as_str()).collect();
+        assert_eq!(tail, ["to", "block", "access", "from", "the", "office"]);
+        // A leading preposition does not end an empty head.
+        let k = kinds("for my team list open incidents");
+        assert!(k.iter().all(|t| !t.2));
+    }
+
+    #[test]
+    fn an_identifier_has_no_tail_and_no_marker() {
+        let a = analyze("list_all_cal_com_schedules");
+        assert!(!a.prose);
+        assert!(a.tokens.iter().all(|t| !t.tail));
+        assert_eq!(kind_of("get_user_by_name", "name"), Kind::Word);
+        assert_eq!(kind_of("list_v2_items", "items"), Kind::Word);
+    }
+
+    #[test]
+    fn distinct_prefers_a_head_word_occurrence() {
+        let a = analyze("list incidents for the incidents team");
+        let d = a.distinct();
+        let inc = d.iter().find(|t| t.text == "incidents").unwrap();
+        assert!(!inc.tail);
+    }
+}

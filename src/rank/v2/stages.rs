@@ -1,0 +1,313 @@
+//! Stages 2–5 of a search, each a function over a small struct: products named → the scorer's
+//! record → mass → candidate scores → gates and order. `search` in `mod.rs` strings them
+//! together; explanations are read from the same record the scores were summed from.
+
+use super::index::{field, DocId, Index};
+use super::query::{Kind, QueryToken};
+use super::{Directory, Rule, Rules, Visible, FLOOR, TAIL_SHARE};
+use serde::Serialize;
+
+/// Field weights: what one matched term adds to a tool's score, before its mass scales it.
+pub const NAME_EXACT_WEIGHT: u32 = 5;
+pub const NAME_PREFIX_WEIGHT: u32 = 3;
+pub const LABEL_WEIGHT: u32 = 2;
+pub const PARAM_WEIGHT: u32 = 2;
+pub const PROSE_WEIGHT: u32 = 1;
+
+/// w(t, d) for the fields a term matched in (a name counts once: exact, else prefix).
+pub fn field_weight(bits: u8) -> u32 {
+    let name = if bits & field::NAME_EXACT != 0 {
+        NAME_EXACT_WEIGHT
+    } else if bits & field::NAME_PREFIX != 0 {
+        NAME_PREFIX_WEIGHT
+    } else {
+        0
+    };
+    let part = |f: u8, w: u32| if bits & f != 0 { w } else { 0 };
+    name + part(field::LABEL, LABEL_WEIGHT)
+        + part(field::PARAM, PARAM_WEIGHT)
+        + part(field::PROSE, PROSE_WEIGHT)
+}
+
+/// The products a query names: connectors of the caller's pool, and connectors of the public
+/// directory that the caller cannot see.
+#[derive(Clone, Debug, Default)]
+pub struct Products {
+    /// Connector ids (of the index) the caller sees and the query names.
+    pub visible: Vec<u32>,
+    /// Directory labels the query names that no visible connector has.
+    pub hidden: Vec<String>,
+}
+
+/// Stage 2: which products the query names (`terms`: every term of the query, values too —
+/// `cal.com` is a product even when it looks like a dotted name).
+pub fn products(
+    index: &Index,
+    visible: &Visible,
+    directory: Option<&Directory>,
+    terms: &[&str],
+) -> Products {
+    let mut out = Products::default();
+    for (c, label) in index.labels().iter().enumerate() {
+        if visible.has_connector(c as u32) && label.named_by(terms) {
+            out.visible.push(c as u32);
+        }
+    }
+    if let Some(dir) = directory {
+        for label in dir.index.labels() {
+            let seen = index
+                .labels()
+                .iter()
+                .enumerate()
+                .any(|(c, l)| visible.has_connector(c as u32) && l.text == label.text);
+            if !seen && label.named_by(terms) {
+                out.hidden.push(label.text.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Stage 3: the scorer's record — per visible candidate and query term, the fields matched.
+/// Scores, coverage, anchors and explanations are all read from it.
+pub struct Record {
+    pub terms: usize,
+    pub cands: Vec<DocId>,
+    /// `cands.len() × terms` field bits.
+    pub bits: Vec<u8>,
+    /// Per term: tools of the pool that cover it.
+    pub df: Vec<u32>,
+    /// Per term: the fields it matched in anywhere in the pool.
+    pub pool_fields: Vec<u8>,
+}
+
+impl Record {
+    pub fn bits_of(&self, cand: usize) -> &[u8] {
+        &self.bits[cand * self.terms..(cand + 1) * self.terms]
+    }
+}
+
+pub fn gather(index: &Index, visible: &Visible, terms: &[&str]) -> Record {
+    let mut slot: Vec<u32> = vec![u32::MAX; index.len()];
+    let mut rec = Record {
+        terms: terms.len(),
+        cands: Vec::new(),
+        bits: Vec::new(),
+        df: vec![0; terms.len()],
+        pool_fields: vec![0; terms.len()],
+    };
+    for (i, term) in terms.iter().enumerate() {
+        index.for_each_hit(term, |d, f| {
+            if !visible.contains(d) {
+                return;
+            }
+            let s = &mut slot[d as usize];
+            if *s == u32::MAX {
+                *s = rec.cands.len() as u32;
+                rec.cands.push(d);
+                rec.bits.resize(rec.bits.len() + rec.terms, 0);
+            }
+            let b = &mut rec.bits[*s as usize * rec.terms + i];
+            if *b == 0 {
+                rec.df[i] += 1;
+            }
+            *b |= f;
+            rec.pool_fields[i] |= f;
+        });
+    }
+    rec
+}
+
+/// Why a query word does or does not carry mass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A tool name, parameter name or label of the pool or the directory has it.
+    Capability,
+    /// A word of a connector label (of the pool or the directory): it keeps its mass even
+    /// when nothing in the pool covers it, so a request for an absent product stays empty.
+    ProductName,
+    /// Known only from descriptions: prose, not a capability (`tell`).
+    Prose,
+    /// Nothing in the pool or the directory knows it: a value or a name (`zorblax`).
+    Unknown,
+    StopWord,
+    Value,
+    Marker,
+}
+
+impl Role {
+    fn from_kind(kind: Kind) -> Option<Role> {
+        match kind {
+            Kind::StopWord => Some(Role::StopWord),
+            Kind::Value => Some(Role::Value),
+            Kind::Marker => Some(Role::Marker),
+            Kind::Word => None,
+        }
+    }
+}
+
+pub fn idf(n: usize, df: usize) -> f64 {
+    let (n, df) = (n as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// Stage 4's answer for one term.
+#[derive(Clone, Copy, Debug)]
+pub struct TermMass {
+    pub role: Role,
+    pub idf: f64,
+    pub mass: f64,
+}
+
+/// Stage 4, mass: which words say what the tool must do, and how much each weighs.
+pub fn mass(
+    tokens: &[&QueryToken],
+    rec: &Record,
+    pool: usize,
+    index: &Index,
+    visible: &Visible,
+    directory: Option<&Directory>,
+    rules: Rules,
+) -> Vec<TermMass> {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let idf = idf(pool, rec.df[i] as usize);
+            let role = Role::from_kind(t.kind).unwrap_or_else(|| {
+                let term = t.term.as_str();
+                let product = index
+                    .labels()
+                    .iter()
+                    .enumerate()
+                    .any(|(c, l)| visible.has_connector(c as u32) && l.has_term(term))
+                    || directory.is_some_and(|d| d.index.labels().iter().any(|l| l.has_term(term)));
+                let anywhere =
+                    rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
+                if product {
+                    Role::ProductName
+                } else if anywhere & field::STRUCTURAL != 0 {
+                    Role::Capability
+                } else if anywhere != 0 {
+                    Role::Prose
+                } else {
+                    Role::Unknown
+                }
+            });
+            let carries = match role {
+                Role::Capability | Role::ProductName => true,
+                Role::Prose => !rules.has(Rule::ProseNoMass),
+                Role::Unknown => !rules.has(Rule::UnknownNoMass),
+                Role::StopWord | Role::Value | Role::Marker => false,
+            };
+            let share = if t.tail && rules.has(Rule::HeadMass) {
+                TAIL_SHARE
+            } else {
+                1.0
+            };
+            TermMass {
+                role,
+                idf,
+                mass: if carries { idf * share } else { 0.0 },
+            }
+        })
+        .collect()
+}
+
+/// Stage 5's answer for one candidate.
+#[derive(Clone, Copy, Debug)]
+pub struct Scored {
+    /// Position in the record.
+    pub cand: usize,
+    pub id: DocId,
+    /// Σ over terms of mass × w(t, d).
+    pub score: f64,
+    /// Σ mass of the covered terms ÷ the query's mass.
+    pub coverage: f64,
+    /// Some term with mass matched a name, label or parameter name.
+    pub anchored: bool,
+    /// The tool's whole name is the query.
+    pub exact: bool,
+    /// A tool of a product the query names.
+    pub named: bool,
+}
+
+/// Stage 5, scoring: every candidate's score, coverage and anchor, from the record.
+pub fn score(
+    rec: &Record,
+    masses: &[TermMass],
+    index: &Index,
+    products: &Products,
+    exact: &[DocId],
+) -> Vec<Scored> {
+    let total: f64 = masses.iter().map(|m| m.mass).sum();
+    (0..rec.cands.len())
+        .map(|c| {
+            let bits = rec.bits_of(c);
+            let (mut score, mut covered, mut anchored) = (0.0, 0.0, false);
+            for (b, m) in bits.iter().zip(masses) {
+                if *b != 0 && m.mass > 0.0 {
+                    score += m.mass * f64::from(field_weight(*b));
+                    covered += m.mass;
+                    anchored |= b & field::STRUCTURAL != 0;
+                }
+            }
+            let id = rec.cands[c];
+            Scored {
+                cand: c,
+                id,
+                score,
+                coverage: if total > 0.0 { covered / total } else { 0.0 },
+                anchored,
+                exact: exact.contains(&id),
+                named: products.visible.contains(&index.connector_of(id)),
+            }
+        })
+        .collect()
+}
+
+/// Why a candidate did not pass the gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// Coverage below [`FLOOR`].
+    Floor,
+    /// Nothing with mass matched its name, label or parameters: a description alone never
+    /// carries a tool.
+    Anchor,
+}
+
+/// Stage 6, gates: the floor (coverage ≥ [`FLOOR`]) and the anchor. They only remove; an exact
+/// whole-name match always passes.
+pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
+    if s.exact {
+        return Ok(());
+    }
+    if s.coverage < FLOOR {
+        return Err(Gate::Floor);
+    }
+    if rules.has(Rule::NameAnchor) && !s.anchored {
+        return Err(Gate::Anchor);
+    }
+    Ok(())
+}
+
+/// Stage 7, order: an exact whole-name match, then (rule `NamedFirst`) tools of a product the
+/// query names, then score, coverage, and the name by codepoint.
+pub fn order(a: &Scored, b: &Scored, index: &Index, rules: Rules) -> std::cmp::Ordering {
+    let named = rules.has(Rule::NamedFirst);
+    b.exact
+        .cmp(&a.exact)
+        .then_with(|| {
+            if named {
+                b.named.cmp(&a.named)
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .then_with(|| b.score.total_cmp(&a.score))
+        .then_with(|| b.coverage.total_cmp(&a.coverage))
+        .then_with(|| index.doc(a.id).name.cmp(&index.doc(b.id).name))
+        .then_with(|| a.id.cmp(&b.id))
+}

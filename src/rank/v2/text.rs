@@ -1,0 +1,174 @@
+//! Words as the ranker compares them: a published stop-word list and a real stemmer.
+//!
+//! Both come from general sources so that no word list is read off one evaluation set's misses:
+//! the stop words are the NLTK English list (the Snowball project's list via PostgreSQL, with
+//! contractions added; `stopwords_en.txt`, one word a line, unchanged), and stems are Snowball
+//! English (`rust-stemmers`), applied alike to tool text and queries.
+
+use std::borrow::Cow;
+
+use crate::tokenize::for_each_token;
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// The NLTK English stop-word list, verbatim.
+const STOP_WORDS_EN: &str = include_str!("stopwords_en.txt");
+
+/// Whether a lowercase token is an English stop word (or a lone letter: `s` of `user's`).
+pub fn is_stop_word(token: &str) -> bool {
+    token.chars().count() == 1 && token.chars().all(char::is_alphabetic)
+        || stop_words().binary_search(&token).is_ok()
+}
+
+fn stop_words() -> &'static [&'static str] {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut w: Vec<&str> = STOP_WORDS_EN
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        w.sort_unstable();
+        w.dedup();
+        w
+    })
+}
+
+/// The Snowball English stem of a lowercase token; tokens with digits or non-ASCII letters are
+/// kept as they are (the algorithm is defined for English words).
+pub fn stem(token: &str) -> Cow<'_, str> {
+    if token.len() < 3 || !token.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Cow::Borrowed(token);
+    }
+    match Stemmer::create(Algorithm::English).stem(token) {
+        Cow::Owned(s) if s != token => Cow::Owned(s),
+        _ => Cow::Borrowed(token),
+    }
+}
+
+/// The stemmed tokens of a text, in order. With `compounds`, a word written as several tokens
+/// (`PagerDuty`) also gives its whole form (`pagerduty`), the way a query may spell it.
+pub fn terms(text: &str, compounds: bool, out: &mut Vec<String>) {
+    let mut word: Vec<String> = Vec::new();
+    let mut last_end = usize::MAX;
+    let flush = |word: &mut Vec<String>, out: &mut Vec<String>| {
+        if compounds && word.len() > 1 {
+            out.push(stem(&word.concat()).into_owned());
+        }
+        word.clear();
+    };
+    for_each_token(text, |t, start, end| {
+        if start != last_end {
+            flush(&mut word, out);
+        }
+        out.push(stem(t).into_owned());
+        word.push(t.to_owned());
+        last_end = end;
+    });
+    flush(&mut word, out);
+}
+
+/// What a tool's `inputSchema` says about its arguments, at any depth: property names, and the
+/// prose (descriptions, titles, string enum values) that explains them.
+#[derive(Default)]
+pub struct SchemaText<'a> {
+    pub names: Vec<&'a str>,
+    pub prose: Vec<&'a str>,
+}
+
+/// Schema nesting beyond this is ignored (a hostile schema cannot make indexing recurse deeply).
+const MAX_SCHEMA_DEPTH: usize = 12;
+
+pub fn schema_text(schema: &serde_json::Value) -> SchemaText<'_> {
+    let mut out = SchemaText::default();
+    walk(schema, 0, &mut out);
+    out
+}
+
+fn walk<'a>(v: &'a serde_json::Value, depth: usize, out: &mut SchemaText<'a>) {
+    use serde_json::Value;
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("properties", Value::Object(props)) => {
+                        for (name, sub) in props {
+                            out.names.push(name);
+                            walk(sub, depth + 1, out);
+                        }
+                    }
+                    ("description" | "title", Value::String(s)) => out.prose.push(s),
+                    ("enum", Value::Array(values)) => {
+                        out.prose.extend(values.iter().filter_map(Value::as_str))
+                    }
+                    ("default" | "examples" | "const" | "required", _) => {}
+                    (_, sub @ (Value::Object(_) | Value::Array(_))) => walk(sub, depth + 1, out),
+                    _ => {}
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| walk(i, depth + 1, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_published_list_is_what_marks_stop_words() {
+        for w in ["the", "me", "about", "all", "with", "you're", "s"] {
+            assert!(is_stop_word(w), "{w}");
+        }
+        for w in ["tell", "incident", "list", "delete", "urgency"] {
+            assert!(!is_stop_word(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn snowball_stems_agree_on_inflections() {
+        for (a, b) in [
+            ("schedules", "schedule"),
+            ("settings", "setting"),
+            ("acknowledged", "acknowledge"),
+            ("indexes", "index"),
+            ("entries", "entry"),
+            ("grouping", "group"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} vs {b}");
+        }
+        assert_eq!(stem("v2"), "v2");
+        assert_eq!(stem("façade"), "façade");
+    }
+
+    #[test]
+    fn compounds_give_the_whole_word_too() {
+        let mut out = Vec::new();
+        terms("PagerDuty on-call", true, &mut out);
+        assert_eq!(out, ["pager", "duti", "pagerduti", "on", "call"]);
+    }
+
+    #[test]
+    fn schema_text_reaches_nested_properties_and_enums() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "incident": {
+                    "type": "object",
+                    "description": "The incident to create",
+                    "properties": {
+                        "urgency": {"type": "string", "enum": ["high", "low"]},
+                        "items": {"type": "array", "items": {"properties": {"deep": {}}}}
+                    }
+                }
+            }
+        });
+        let t = schema_text(&schema);
+        assert_eq!(t.names, ["incident", "items", "deep", "urgency"]);
+        assert!(t.prose.contains(&"high"));
+        assert!(t.prose.contains(&"The incident to create"));
+    }
+}
