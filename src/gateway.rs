@@ -115,13 +115,13 @@ impl<'a> Surface<'a> {
             Err(e) => return HostCall::Done(Err(RpcError::invalid_params(e.to_string()))),
         };
         let index = view.index();
-        let query = rank::SearchRequest {
-            query: &request.query,
+        let query = rank::v2::Request {
             limit,
             explain: request.explain,
             directory: Some(&self.tenant.deployment.search_directory),
+            ..rank::v2::Request::new(&request.query)
         };
-        let response = index.search(&query, &rank::Subset::all(index));
+        let response = rank::v2::search(index, &rank::v2::Visible::all(index), &query);
         done_json(serde_json::to_value(response).unwrap_or(Value::Null))
     }
 }

@@ -23,7 +23,7 @@ pub struct Deployment {
     pub fingerprint: String,
     pub directory: Directory,
     /// The directory as a search index: public knowledge for product detection.
-    pub search_directory: rank::Directory,
+    pub search_directory: rank::v2::Directory,
 }
 
 impl Deployment {
@@ -47,7 +47,7 @@ impl Deployment {
         Ok(Deployment {
             fingerprint,
             directory,
-            search_directory: rank::Directory::build(docs),
+            search_directory: rank::v2::Directory::build(docs),
         })
     }
 }
@@ -58,7 +58,7 @@ pub struct PreparedView {
     pub listing: Vec<Tool>,
     pub collapsed: bool,
     pub visible_count: usize,
-    index: OnceCell<rank::Index>,
+    index: OnceCell<rank::v2::Index>,
 }
 
 impl PreparedView {
@@ -74,9 +74,9 @@ impl PreparedView {
     }
 
     /// The member's search pool: exactly their advertised connected tools, nothing else.
-    pub fn index(&self) -> &rank::Index {
+    pub fn index(&self) -> &rank::v2::Index {
         self.index.get_or_init(|| {
-            rank::Index::build(
+            rank::v2::Index::build(
                 self.view
                     .tools()
                     .iter()

@@ -1041,8 +1041,13 @@ pub fn run(mut args: Args) -> Result<(), String> {
             .into_iter()
             .map(|(label, rules)| Box::new(Ours::new(label, &cat, rules, true)) as Box<dyn Ranker>);
         let v2 = floorgate::rank::v2::REGISTRY.iter().map(|(rule, name, _)| {
-            let rules = floorgate::rank::v2::Rules::SHIPPED.without(*rule);
-            Box::new(V2::new(&format!("v2 - {name}"), &cat, rules, true)) as Box<dyn Ranker>
+            let shipped = floorgate::rank::v2::Rules::SHIPPED;
+            let (rules, label) = if shipped.has(*rule) {
+                (shipped.without(*rule), format!("v2 - {name}"))
+            } else {
+                (shipped.with(*rule), format!("v2 + {name}"))
+            };
+            Box::new(V2::new(&label, &cat, rules, true)) as Box<dyn Ranker>
         });
         v1.chain(v2).collect()
     } else {

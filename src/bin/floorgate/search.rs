@@ -15,7 +15,7 @@ usage: floorgate search --tools FILE [--limit N] [--explain] [--directory FILE] 
   --limit N         results per query (default 5, at most 25)
   --explain         add per-token df/idf and matched fields
   --directory FILE  the gateway's connector directory (same format as --tools), for product detection
-  --engine v1|v2    which ranker (default v1)
+  --engine v2|v1    which ranker: v2 (the gateway's, default) or the first ranker, kept for comparison
 ";
 
 pub fn run(mut args: Args) -> Result<(), String> {
@@ -31,7 +31,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
         None => Limit::DEFAULT,
     };
     let explain = args.switch("--explain");
-    let engine = args.value("--engine")?.unwrap_or_else(|| "v1".into());
+    let engine = args.value("--engine")?.unwrap_or_else(|| "v2".into());
     let pos = args.positionals()?;
     if engine == "v2" {
         return run_v2(tools, queries, directory, limit, explain, pos);

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::query::is_value_word;
 use super::text::{is_stop_word, schema_text, stem, terms};
 use crate::rank::ToolDoc;
 
@@ -25,8 +26,10 @@ pub mod field {
     pub const PARAM: u8 = 8;
     /// The description, or the prose of the schema (descriptions, titles, enum values).
     pub const PROSE: u8 = 16;
+    /// A name token spelled exactly as the query word (`settings`, not only its stem).
+    pub const NAME_SURFACE: u8 = 32;
     /// The fields that say what a tool *is* rather than describe it.
-    pub const STRUCTURAL: u8 = NAME_EXACT | NAME_PREFIX | LABEL | PARAM;
+    pub const STRUCTURAL: u8 = NAME_EXACT | NAME_PREFIX | LABEL | PARAM | NAME_SURFACE;
 }
 
 #[derive(Default)]
@@ -43,11 +46,15 @@ pub struct Label {
     pub text: String,
     /// Per word of the label (stop words dropped): its whole stemmed form and its parts.
     pub words: Vec<(String, Vec<String>)>,
+    /// The label's words and their punctuation-separated pieces (`cal`, `com` of `Cal.com`), as
+    /// terms; not the camel-case parts of a compound (`open` of `OpenRouter` names nothing).
+    pieces: Vec<String>,
 }
 
 impl Label {
     fn new(text: &str) -> Label {
         let mut words = Vec::new();
+        let mut pieces = Vec::new();
         for word in text.split(|c: char| c.is_whitespace() || c == '/' || c == '(' || c == ')') {
             let mut parts = Vec::new();
             terms(word, false, &mut parts);
@@ -60,11 +67,21 @@ impl Label {
                 crate::tokenize::for_each_token(word, |tok, _, _| t.push(tok.to_owned()));
                 stem(&t.concat()).into_owned()
             };
+            for piece in word.split(|c: char| !c.is_alphanumeric()) {
+                let mut t = Vec::new();
+                crate::tokenize::for_each_token(piece, |tok, _, _| t.push(tok.to_owned()));
+                let piece = stem(&t.concat()).into_owned();
+                if !piece.is_empty() && !is_stop_word(&piece) {
+                    pieces.push(piece);
+                }
+            }
+            pieces.push(whole.clone());
             words.push((whole, parts));
         }
         Label {
             text: text.to_owned(),
             words,
+            pieces,
         }
     }
 
@@ -78,9 +95,7 @@ impl Label {
 
     /// Whether a term is one of the label's words or parts.
     pub fn has_term(&self, term: &str) -> bool {
-        self.words
-            .iter()
-            .any(|(w, parts)| w == term || parts.iter().any(|p| p == term))
+        self.pieces.iter().any(|p| p == term)
     }
 }
 
@@ -93,6 +108,8 @@ pub struct Index {
     /// Terms that occur in some name, sorted by text, for prefix matching.
     name_terms: Vec<TermId>,
     by_name: HashMap<Box<str>, Vec<DocId>>,
+    /// Name tokens as spelled (unstemmed), for the surface-form bonus.
+    surface: HashMap<Box<str>, Vec<DocId>>,
     labels: Vec<Label>,
     doc_connector: Vec<u32>,
 }
@@ -113,6 +130,7 @@ impl Index {
             postings: Vec::new(),
             name_terms: Vec::new(),
             by_name: HashMap::new(),
+            surface: HashMap::new(),
             labels: Vec::new(),
             doc_connector: Vec::with_capacity(docs.len()),
         };
@@ -125,7 +143,17 @@ impl Index {
             let mut add = |ix: &mut Index, texts: &[&str], compounds: bool, which: u8| {
                 scratch.clear();
                 for t in texts {
-                    terms(t, compounds, &mut scratch);
+                    if which == field::PROSE {
+                        // Values in tool text (URLs, ids, paths) are no more a capability
+                        // there than in a query.
+                        for word in t.split_whitespace() {
+                            if !is_value_word(word, true) {
+                                terms(word, compounds, &mut scratch);
+                            }
+                        }
+                    } else {
+                        terms(t, compounds, &mut scratch);
+                    }
                 }
                 if which == field::PROSE {
                     // The scaffolding's own words describe the gateway, not the tool.
@@ -146,7 +174,18 @@ impl Index {
                 }
             };
             add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
-            add(&mut ix, &[&doc.connector], true, field::LABEL);
+            let mut surface: Vec<String> = Vec::new();
+            crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
+            surface.sort_unstable();
+            surface.dedup();
+            for t in surface {
+                ix.surface.entry(t.into()).or_default().push(id);
+            }
+            // The gateway's own notes (account labels, frozen values) label a tool like its
+            // connector does.
+            let mut labels = crate::scaffold::note_values(&doc.description);
+            labels.push(&doc.connector);
+            add(&mut ix, &labels, true, field::LABEL);
             add(&mut ix, &schema.names, false, field::PARAM);
             let mut prose = schema.prose.clone();
             prose.push(&doc.description);
@@ -256,6 +295,13 @@ impl Index {
                     .iter()
                     .for_each(|&d| hit(d, field::NAME_PREFIX));
             }
+        }
+    }
+
+    /// Calls `hit(doc)` for every tool whose name has this token exactly as spelled.
+    pub fn for_each_surface_hit(&self, token: &str, mut hit: impl FnMut(DocId)) {
+        if let Some(docs) = self.surface.get(token) {
+            docs.iter().for_each(|&d| hit(d));
         }
     }
 

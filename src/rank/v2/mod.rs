@@ -43,10 +43,13 @@ pub enum Rule {
     StopWords,
     ProseNoMass,
     UnknownNoMass,
+    UnknownHeadKeepsMass,
+    PhrasingNoMass,
     HeadMass,
     ProductDetection,
     NameAnchor,
     NamedFirst,
+    LeadWordKeepsMass,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -55,10 +58,13 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::StopWords, "stop_words", "words of the NLTK English stop-word list carry no mass"),
     (Rule::ProseNoMass, "prose_no_mass", "a word no tool name, parameter name or label of the pool or directory has is prose"),
     (Rule::UnknownNoMass, "unknown_no_mass", "a word nothing in the pool or directory knows is a value or a name, except label words"),
+    (Rule::UnknownHeadKeepsMass, "unknown_head_keeps_mass", "(not shipped) an unknown word in the request's head may name a product no directory row has: it keeps its mass"),
+    (Rule::PhrasingNoMass, "phrasing_no_mass", "a common English word (Stopwords ISO) no tool name, parameter name or label of the pool has is phrasing"),
     (Rule::HeadMass, "head_mass", "words after the first preposition or clause word carry TAIL_SHARE of their IDF"),
     (Rule::ProductDetection, "product_detection", "a query naming only products the caller has not connected is answered empty"),
     (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
     (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
+    (Rule::LeadWordKeepsMass, "lead_word_keeps_mass", "the first word of a prose request (its action: `acknowledge incident 456`) keeps its mass even when only descriptions know it"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -67,15 +73,15 @@ pub struct Rules(u32);
 
 impl Rules {
     pub const ALL: Rules = Rules((1 << REGISTRY.len()) - 1);
-    /// What the gateway runs.
-    pub const SHIPPED: Rules = Rules::ALL;
+    /// What the gateway runs: every rule but those measured and not shipped.
+    pub const SHIPPED: Rules = Rules::ALL.without(Rule::UnknownHeadKeepsMass);
     /// SPEC §7 as written (no refinement).
     pub const NONE: Rules = Rules(0);
 
     pub fn has(self, r: Rule) -> bool {
         self.0 & (1 << r as u32) != 0
     }
-    pub fn without(self, r: Rule) -> Rules {
+    pub const fn without(self, r: Rule) -> Rules {
         Rules(self.0 & !(1 << r as u32))
     }
     pub fn with(self, r: Rule) -> Rules {
@@ -189,6 +195,10 @@ pub struct Hit {
     pub id: DocId,
     pub name: String,
     pub connector: String,
+    pub description: String,
+    /// The full schema: one hop to call the tool.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: std::sync::Arc<serde_json::Value>,
     pub score: f64,
     pub coverage: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -272,10 +282,12 @@ pub struct Explanation {
     pub products_named: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub products_not_connected: Vec<String>,
+    /// Why the answer is empty, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<EmptyReason>,
+    pub reason: Option<String>,
+    /// The same, as data.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub why: Option<EmptyReason>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_rejected: Option<Rejected>,
     /// Distinct query terms past [`MAX_QUERY_TERMS`], ignored.
@@ -297,7 +309,8 @@ pub struct Answer {
     pub explanation: Option<Explanation>,
 }
 
-const FIELD_NAMES: [(u8, &str); 5] = [
+const FIELD_NAMES: [(u8, &str); 6] = [
+    (index::field::NAME_SURFACE, "name_spelled"),
     (index::field::NAME_EXACT, "name"),
     (index::field::NAME_PREFIX, "name_prefix"),
     (index::field::LABEL, "connector"),
@@ -323,16 +336,14 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let ignored_terms = words.len().saturating_sub(MAX_QUERY_TERMS);
     let words = &words[..words.len().min(MAX_QUERY_TERMS)];
     let word_terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
-    let rec = stages::gather(index, visible, &word_terms);
-    let masses = stages::mass(
-        words,
-        &rec,
-        visible.len(),
+    let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+    let rec = stages::gather(index, visible, &word_terms, &surfaces);
+    let pool = stages::Pool {
         index,
         visible,
-        req.directory,
-        rules,
-    );
+        directory: req.directory,
+    };
+    let masses = stages::mass(words, analysis.prose, &rec, &pool, rules);
     let total: f64 = masses.iter().map(|m| m.mass).sum();
     let exact: Vec<DocId> = index
         .by_name(req.query)
@@ -404,6 +415,8 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                 id: s.id,
                 name: d.name.clone(),
                 connector: d.connector.clone(),
+                description: d.description.clone(),
+                input_schema: d.input_schema.clone(),
                 score: s.score,
                 coverage: s.coverage,
                 explain: req.explain.then(|| term_match(s)),
@@ -411,6 +424,10 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         })
         .collect();
     let explanation = (req.explain || results.is_empty()).then(|| {
+        // Tokens without a part in the mass still show their df and idf, from the same gather.
+        let others: Vec<&QueryToken> = tokens.iter().filter(|t| t.kind != Kind::Word).collect();
+        let other_terms: Vec<&str> = others.iter().map(|t| t.term.as_str()).collect();
+        let other_rec = stages::gather(index, visible, &other_terms, &[]);
         let reason = results.is_empty().then(|| {
             if visible.is_empty() {
                 EmptyReason::EmptyPool
@@ -436,16 +453,16 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                     let at = words.iter().position(|w| std::ptr::eq(*w, t));
                     let (role, df, idf, m) = match at {
                         Some(i) => (masses[i].role, rec.df[i], masses[i].idf, masses[i].mass),
-                        None => (
-                            match t.kind {
+                        None => {
+                            let j = others.iter().position(|o| std::ptr::eq(*o, t));
+                            let df = j.map_or(0, |j| other_rec.df[j]);
+                            let role = match t.kind {
                                 Kind::Value => Role::Value,
                                 Kind::Marker => Role::Marker,
                                 _ => Role::StopWord,
-                            },
-                            0,
-                            0.0,
-                            0.0,
-                        ),
+                            };
+                            (role, df, stages::idf(visible.len(), df as usize), 0.0)
+                        }
                     };
                     TokenExplain {
                         token: t.text.clone(),
@@ -471,8 +488,8 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                 .map(|&c| index.labels()[c as usize].text.clone())
                 .collect(),
             products_not_connected: products.hidden.clone(),
-            message: reason.as_ref().map(ToString::to_string),
-            reason,
+            reason: reason.as_ref().map(ToString::to_string),
+            why: reason,
             best_rejected: best_rejected
                 .filter(|_| results.is_empty())
                 .map(|(s, gate)| {

@@ -99,7 +99,7 @@ pub fn analyze(query: &str) -> Analysis {
         if prose && !quoted && seen_word && HEAD_ENDS.contains(&bare.as_str()) {
             tail = true;
         }
-        let value = quoted || named_value || is_value_word(word);
+        let value = quoted || named_value || is_value_word(word, prose);
         for_each_token(word, |t, _, _| {
             let number = t.chars().all(char::is_numeric);
             let kind = if value || number {
@@ -168,7 +168,7 @@ fn words(query: &str) -> Vec<(&str, bool)> {
 }
 
 /// A whitespace word that names data rather than a capability.
-fn is_value_word(word: &str) -> bool {
+pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
     let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
     if w.is_empty() {
         return false;
@@ -184,6 +184,17 @@ fn is_value_word(word: &str) -> bool {
     if b.windows(3)
         .any(|p| p[1] == b'.' && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
     {
+        return true;
+    }
+    // In prose, `org/project` (a slash between words) and `sentry-mcp-evals` (three or more
+    // hyphenated parts) are paths and slugs; a query of one such word is a guessed tool name.
+    if prose
+        && b.windows(3)
+            .any(|p| p[1] == b'/' && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
+    {
+        return true;
+    }
+    if prose && w.split('-').filter(|p| !p.is_empty()).count() >= 3 {
         return true;
     }
     let letters = w.chars().any(char::is_alphabetic);
@@ -223,14 +234,15 @@ mod tests {
 
     #[test]
     fn values_of_every_shape_are_marked() {
-        let q = r#"find SVC123 "Q3 budget" 'API Alerts' shop.orders report.pdf 2024-05-01 a@b.co https://x.io/a"#;
+        let q = r#"find SVC123 "Q3 budget" 'API Alerts' shop.orders report.pdf 2024-05-01 a@b.co https://x.io/a acme/web my-org-slug"#;
         for t in [
             "svc", "123", "q", "budget", "api", "alerts", "shop", "orders", "report", "pdf",
-            "2024", "b", "co", "x", "io",
+            "2024", "b", "co", "x", "io", "acme", "web", "my", "org", "slug",
         ] {
             assert_eq!(kind_of(q, t), Kind::Value, "{t}");
         }
         assert_eq!(kind_of(q, "find"), Kind::Word);
+        assert_eq!(kind_of("set up on-call escalation", "call"), Kind::Word);
     }
 
     #[test]

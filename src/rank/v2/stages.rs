@@ -8,7 +8,10 @@ use super::{Directory, Rule, Rules, Visible, FLOOR, TAIL_SHARE};
 use serde::Serialize;
 
 /// Field weights: what one matched term adds to a tool's score, before its mass scales it.
-pub const NAME_EXACT_WEIGHT: u32 = 5;
+/// A name token with the query word's stem; one spelled exactly as the word adds
+/// [`NAME_SURFACE_BONUS`] (so `settings` prefers `list_settings` to `get_setting`).
+pub const NAME_STEM_WEIGHT: u32 = 4;
+pub const NAME_SURFACE_BONUS: u32 = 1;
 pub const NAME_PREFIX_WEIGHT: u32 = 3;
 pub const LABEL_WEIGHT: u32 = 2;
 pub const PARAM_WEIGHT: u32 = 2;
@@ -16,14 +19,14 @@ pub const PROSE_WEIGHT: u32 = 1;
 
 /// w(t, d) for the fields a term matched in (a name counts once: exact, else prefix).
 pub fn field_weight(bits: u8) -> u32 {
+    let part = |f: u8, w: u32| if bits & f != 0 { w } else { 0 };
     let name = if bits & field::NAME_EXACT != 0 {
-        NAME_EXACT_WEIGHT
+        NAME_STEM_WEIGHT + part(field::NAME_SURFACE, NAME_SURFACE_BONUS)
     } else if bits & field::NAME_PREFIX != 0 {
         NAME_PREFIX_WEIGHT
     } else {
         0
     };
-    let part = |f: u8, w: u32| if bits & f != 0 { w } else { 0 };
     name + part(field::LABEL, LABEL_WEIGHT)
         + part(field::PARAM, PARAM_WEIGHT)
         + part(field::PROSE, PROSE_WEIGHT)
@@ -37,6 +40,14 @@ pub struct Products {
     pub visible: Vec<u32>,
     /// Directory labels the query names that no visible connector has.
     pub hidden: Vec<String>,
+}
+
+/// What a search sees: the index, the caller's visible part of it, and the public directory.
+#[derive(Clone, Copy)]
+pub struct Pool<'a> {
+    pub index: &'a Index,
+    pub visible: &'a Visible,
+    pub directory: Option<&'a Directory>,
 }
 
 /// Stage 2: which products the query names (`terms`: every term of the query, values too —
@@ -87,7 +98,7 @@ impl Record {
     }
 }
 
-pub fn gather(index: &Index, visible: &Visible, terms: &[&str]) -> Record {
+pub fn gather(index: &Index, visible: &Visible, terms: &[&str], surfaces: &[&str]) -> Record {
     let mut slot: Vec<u32> = vec![u32::MAX; index.len()];
     let mut rec = Record {
         terms: terms.len(),
@@ -97,7 +108,7 @@ pub fn gather(index: &Index, visible: &Visible, terms: &[&str]) -> Record {
         pool_fields: vec![0; terms.len()],
     };
     for (i, term) in terms.iter().enumerate() {
-        index.for_each_hit(term, |d, f| {
+        let mut on_hit = |d: DocId, f: u8| {
             if !visible.contains(d) {
                 return;
             }
@@ -113,7 +124,11 @@ pub fn gather(index: &Index, visible: &Visible, terms: &[&str]) -> Record {
             }
             *b |= f;
             rec.pool_fields[i] |= f;
-        });
+        };
+        index.for_each_hit(term, &mut on_hit);
+        if let Some(surface) = surfaces.get(i) {
+            index.for_each_surface_hit(surface, |d| on_hit(d, field::NAME_SURFACE));
+        }
     }
     rec
 }
@@ -129,6 +144,9 @@ pub enum Role {
     ProductName,
     /// Known only from descriptions: prose, not a capability (`tell`).
     Prose,
+    /// A common English word no tool name, parameter name or label of the pool has (`show`,
+    /// `tell`): how the request is phrased, even where a description happens to use it.
+    Phrasing,
     /// Nothing in the pool or the directory knows it: a value or a name (`zorblax`).
     Unknown,
     StopWord,
@@ -163,18 +181,17 @@ pub struct TermMass {
 /// Stage 4, mass: which words say what the tool must do, and how much each weighs.
 pub fn mass(
     tokens: &[&QueryToken],
+    prose: bool,
     rec: &Record,
-    pool: usize,
-    index: &Index,
-    visible: &Visible,
-    directory: Option<&Directory>,
+    pool: &Pool,
     rules: Rules,
 ) -> Vec<TermMass> {
     tokens
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let idf = idf(pool, rec.df[i] as usize);
+            let idf = idf(pool.visible.len(), rec.df[i] as usize);
+            let (index, visible, directory) = (pool.index, pool.visible, pool.directory);
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
                 let product = index
@@ -187,6 +204,11 @@ pub fn mass(
                     rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
                 if product {
                     Role::ProductName
+                } else if rec.pool_fields[i] & field::STRUCTURAL == 0
+                    && rules.has(Rule::PhrasingNoMass)
+                    && super::text::is_common_word(&t.text)
+                {
+                    Role::Phrasing
                 } else if anywhere & field::STRUCTURAL != 0 {
                     Role::Capability
                 } else if anywhere != 0 {
@@ -195,11 +217,20 @@ pub fn mass(
                     Role::Unknown
                 }
             });
+            let lead = i == 0 && prose && rules.has(Rule::LeadWordKeepsMass);
             let carries = match role {
                 Role::Capability | Role::ProductName => true,
-                Role::Prose => !rules.has(Rule::ProseNoMass),
-                Role::Unknown => !rules.has(Rule::UnknownNoMass),
-                Role::StopWord | Role::Value | Role::Marker => false,
+                Role::Prose if lead => true,
+                // Without the directory too little is known to call a word prose or a value.
+                Role::Prose => !rules.has(Rule::ProseNoMass) || directory.is_none(),
+                // In the head, an unknown word may name a product no directory row has
+                // (`servicenow`); in the tail it is a value (`… for zorblax`).
+                Role::Unknown => {
+                    !rules.has(Rule::UnknownNoMass)
+                        || directory.is_none()
+                        || rules.has(Rule::UnknownHeadKeepsMass) && !t.tail
+                }
+                Role::Phrasing | Role::StopWord | Role::Value | Role::Marker => false,
             };
             let share = if t.tail && rules.has(Rule::HeadMass) {
                 TAIL_SHARE

@@ -12,6 +12,9 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 /// The NLTK English stop-word list, verbatim.
 const STOP_WORDS_EN: &str = include_str!("stopwords_en.txt");
+/// The Stopwords ISO English list (1,298 words, a union of published lists), sorted: common
+/// English words, many of them everyday verbs and nouns (`show`, `tell`, `need`, `top`).
+const COMMON_WORDS_EN: &str = include_str!("stopwords_iso_en.txt");
 
 /// Whether a lowercase token is an English stop word (or a lone letter: `s` of `user's`).
 pub fn is_stop_word(token: &str) -> bool {
@@ -19,18 +22,29 @@ pub fn is_stop_word(token: &str) -> bool {
         || stop_words().binary_search(&token).is_ok()
 }
 
+/// Whether a lowercase token is a common English word (Stopwords ISO): such a word can name a
+/// capability when a tool uses it, but one that no tool of the pool uses is how the request is
+/// phrased, not what it asks for.
+pub fn is_common_word(token: &str) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| sorted_lines(COMMON_WORDS_EN));
+    words.binary_search(&token).is_ok()
+}
+
+fn sorted_lines(text: &'static str) -> Vec<&'static str> {
+    let mut w: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
 fn stop_words() -> &'static [&'static str] {
     static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    WORDS.get_or_init(|| {
-        let mut w: Vec<&str> = STOP_WORDS_EN
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        w.sort_unstable();
-        w.dedup();
-        w
-    })
+    WORDS.get_or_init(|| sorted_lines(STOP_WORDS_EN))
 }
 
 /// The Snowball English stem of a lowercase token; tokens with digits or non-ASCII letters are

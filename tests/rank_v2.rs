@@ -1,0 +1,251 @@
+//! The v2 ranker (the gateway's): golden answers for the shapes of real requests, the seed's
+//! incident, and the invariants that must hold for every query and every pool.
+
+use floorgate::rank::v2::{self, EmptyReason, Index, Request, Role, Visible};
+use floorgate::rank::{Limit, ToolDoc};
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Vec<ToolDoc> {
+    static CATALOG: OnceLock<Vec<ToolDoc>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval/catalog.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    })
+}
+
+fn directory() -> &'static v2::Directory {
+    static DIR: OnceLock<v2::Directory> = OnceLock::new();
+    DIR.get_or_init(|| v2::Directory::build(catalog().clone()))
+}
+
+fn pool_of(connectors: &[&str]) -> Vec<ToolDoc> {
+    catalog()
+        .iter()
+        .filter(|t| connectors.contains(&t.connector.as_str()))
+        .cloned()
+        .collect()
+}
+
+fn ask(pool: &[ToolDoc], query: &str) -> v2::Answer {
+    let index = Index::build(pool.to_vec());
+    let req = Request {
+        explain: true,
+        directory: Some(directory()),
+        ..Request::new(query)
+    };
+    v2::search(&index, &Visible::all(&index), &req)
+}
+
+fn names(a: &v2::Answer) -> Vec<&str> {
+    a.results.iter().map(|r| r.name.as_str()).collect()
+}
+
+#[test]
+fn the_seed_incident_is_empty_and_explained() {
+    let mut pool = pool_of(&["Notion"]);
+    pool.push(ToolDoc {
+        name: "list_all_notion_users".into(),
+        connector: "Notion".into(),
+        description: "List all users of the Notion workspace.".into(),
+        input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
+    });
+    let a = ask(&pool, "list_all_cal_com_schedules");
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+    let ex = a.explanation.unwrap();
+    let tokens: Vec<&str> = ex.tokens.iter().map(|t| t.token.as_str()).collect();
+    assert_eq!(tokens, ["list", "all", "cal", "com", "schedules"]);
+    for t in &ex.tokens {
+        let want = (1.0 + (ex.pool as f64 - t.df as f64 + 0.5) / (t.df as f64 + 0.5)).ln();
+        assert!((t.idf - want).abs() < 1e-12, "{}", t.token);
+    }
+    assert_eq!(ex.uncovered, ["cal", "com", "schedules"]);
+    assert_eq!(
+        ex.why,
+        Some(EmptyReason::ProductNotConnected {
+            products: vec!["Cal.com".into()]
+        })
+    );
+    assert!(ex.reason.unwrap().contains("Cal.com"));
+}
+
+/// The request shapes of issue 14 (public examples): values, names and conversational words
+/// carry no mass; argument words meet parameters.
+#[test]
+fn real_request_shapes_find_their_tool() {
+    let mongo = pool_of(&["MongoDB", "Slack", "Notion", "GitHub", "Jira"]);
+    let a = ask(&mongo, "drop the database named zorblax");
+    assert_eq!(names(&a).first(), Some(&"drop-database"), "{a:?}");
+    let a = ask(&mongo, "list all the indexes on shop.orders");
+    assert_eq!(names(&a).first(), Some(&"collection-indexes"));
+    let a = ask(&mongo, "rename the collection logs to archive");
+    assert_eq!(names(&a).first(), Some(&"rename-collection"));
+
+    let pd = pool_of(&["PagerDuty", "Slack", "Notion", "GitHub", "Jira"]);
+    let a = ask(&pd, "Tell me about incident 123");
+    assert!(!a.results.is_empty());
+    assert!(a.results.iter().all(|r| r.connector == "PagerDuty"));
+    let tell = &a.explanation.as_ref().unwrap().tokens[0];
+    assert_eq!(tell.token, "tell");
+    assert_eq!(tell.mass_share, 0.0, "a conversational word owns no mass");
+    let a = ask(
+        &pd,
+        r#"create an incident titled "db down" with high urgency"#,
+    );
+    assert_eq!(names(&a).first(), Some(&"create_incident"));
+}
+
+#[test]
+fn a_request_for_a_product_not_connected_is_empty() {
+    let pool = pool_of(&["Slack", "Notion", "GitHub", "Jira"]);
+    let a = ask(&pool, "drop the mongodb database named zorblax");
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+    let why = a.explanation.unwrap().why.unwrap();
+    assert!(
+        matches!(why, EmptyReason::ProductNotConnected { ref products } if products == &["MongoDB"])
+    );
+}
+
+#[test]
+fn an_argument_value_owns_no_mass_and_a_spelled_name_wins_the_tie() {
+    let pool = pool_of(&["PagerDuty"]);
+    let a = ask(&pool, "List the alert grouping settings for service SVC123");
+    assert_eq!(names(&a).first(), Some(&"list_alert_grouping_settings"));
+    let ex = a.explanation.unwrap();
+    let svc = ex.tokens.iter().find(|t| t.token == "svc").unwrap();
+    assert_eq!(svc.role, Role::Value);
+}
+
+// ---- invariants ----
+
+/// A small, varied pool: a few tools of many connectors.
+fn small_catalog() -> &'static Vec<ToolDoc> {
+    static SMALL: OnceLock<Vec<ToolDoc>> = OnceLock::new();
+    SMALL.get_or_init(|| {
+        let keep = [
+            "GitHub",
+            "Notion",
+            "Jira",
+            "PagerDuty",
+            "MongoDB",
+            "Slack",
+            "Sentry",
+            "Cal.com",
+        ];
+        catalog()
+            .iter()
+            .filter(|t| keep.contains(&t.connector.as_str()))
+            .enumerate()
+            .filter(|(i, _)| i % 3 == 0)
+            .map(|(_, t)| t.clone())
+            .collect()
+    })
+}
+
+const WORDS: &[&str] = &[
+    "list",
+    "all",
+    "get",
+    "create",
+    "delete",
+    "user",
+    "users",
+    "page",
+    "schedule",
+    "incident",
+    "issue",
+    "comment",
+    "repo",
+    "database",
+    "collection",
+    "the",
+    "my",
+    "named",
+    "zorblax",
+    "SVC123",
+    "shop.orders",
+    "\"db down\"",
+    "for",
+    "with",
+    "notion",
+    "jira",
+    "github",
+    "mongodb",
+    "show",
+    "tell",
+    "me",
+    "alert",
+    "settings",
+    "cal.com",
+    "find",
+    "search",
+];
+
+fn query() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 1..7).prop_map(|w| w.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Withheld tools change nothing: results, scores, coverages, df and idf over the visible
+    /// part of a big index equal those of an index of the visible tools alone.
+    #[test]
+    fn withheld_tools_change_nothing(
+        q in query(),
+        keep in prop::collection::vec(any::<bool>(), 64),
+    ) {
+        let all = small_catalog();
+        let visible_ids: Vec<u32> = (0..all.len() as u32)
+            .filter(|&i| keep[i as usize % keep.len()])
+            .collect();
+        let big = Index::build(all.clone());
+        let only: Vec<ToolDoc> = visible_ids.iter().map(|&i| all[i as usize].clone()).collect();
+        let small = Index::build(only);
+        let req = Request {
+            explain: true,
+            limit: Limit::MAX,
+            directory: Some(directory()),
+            ..Request::new(&q)
+        };
+        let a = v2::search(&big, &Visible::from_ids(&big, visible_ids.iter().copied()), &req);
+        let b = v2::search(&small, &Visible::all(&small), &req);
+        let key = |x: &v2::Answer| serde_json::to_string(&(
+            x.results.iter().map(|r| (&r.name, r.score, r.coverage)).collect::<Vec<_>>(),
+            x.explanation.as_ref().map(|e| e.tokens.iter().map(|t| (&t.token, t.df, t.idf, t.mass_share)).collect::<Vec<_>>()),
+            x.explanation.as_ref().map(|e| (&e.reason, &e.uncovered)),
+        )).unwrap();
+        prop_assert_eq!(key(&a), key(&b));
+        for r in &a.results {
+            prop_assert!(visible_ids.contains(&r.id));
+        }
+    }
+
+    /// Every explained result's term contributions sum to its score, every result clears the
+    /// floor (an exact whole-name match aside), and the list is in order.
+    #[test]
+    fn explanations_add_up_and_the_floor_holds(q in query()) {
+        let pool = small_catalog();
+        let index = Index::build(pool.clone());
+        let req = Request {
+            explain: true,
+            limit: Limit::MAX,
+            directory: Some(directory()),
+            ..Request::new(&q)
+        };
+        let a = v2::search(&index, &Visible::all(&index), &req);
+        for r in &a.results {
+            let parts: f64 = r.explain.as_ref().unwrap().iter().map(|m| m.contribution).sum();
+            prop_assert!((parts - r.score).abs() < 1e-9, "{}: {} vs {}", r.name, parts, r.score);
+            prop_assert!(r.coverage >= v2::FLOOR || r.name.eq_ignore_ascii_case(q.trim()));
+        }
+        if a.results.is_empty() {
+            let ex = a.explanation.as_ref().unwrap();
+            prop_assert!(ex.why.is_some() && ex.reason.is_some());
+        }
+    }
+}
