@@ -112,6 +112,8 @@ pub struct Index {
     surface: HashMap<Box<str>, Vec<DocId>>,
     labels: Vec<Label>,
     doc_connector: Vec<u32>,
+    /// Per tool: distinct terms of its name.
+    name_len: Vec<u8>,
 }
 
 /// The shorter side of a prefix match has at least this many characters (`repo` meets
@@ -133,6 +135,7 @@ impl Index {
             surface: HashMap::new(),
             labels: Vec::new(),
             doc_connector: Vec::with_capacity(docs.len()),
+            name_len: Vec::with_capacity(docs.len()),
         };
         let scaffold_stop = crate::scaffold::stop_words();
         let mut label_ids: HashMap<&str, u32> = HashMap::new();
@@ -172,8 +175,10 @@ impl Index {
                     };
                     list.push(id);
                 }
+                scratch.len()
             };
-            add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
+            let name_terms = add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
+            ix.name_len.push(name_terms.min(u8::MAX as usize) as u8);
             let mut surface: Vec<String> = Vec::new();
             crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
             surface.sort_unstable();
@@ -245,6 +250,11 @@ impl Index {
 
     pub fn labels(&self) -> &[Label] {
         &self.labels
+    }
+
+    /// Distinct terms of the tool's name.
+    pub fn name_len(&self, id: DocId) -> usize {
+        usize::from(self.name_len[id as usize])
     }
 
     pub fn connector_of(&self, id: DocId) -> u32 {

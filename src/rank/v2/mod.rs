@@ -49,7 +49,8 @@ pub enum Rule {
     ProductDetection,
     NameAnchor,
     NamedFirst,
-    LeadWordKeepsMass,
+    CoverageFirst,
+    NameFocus,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -64,7 +65,8 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ProductDetection, "product_detection", "a query naming only products the caller has not connected is answered empty"),
     (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
     (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
-    (Rule::LeadWordKeepsMass, "lead_word_keeps_mass", "the first word of a prose request (its action: `acknowledge incident 456`) keeps its mass even when only descriptions know it"),
+    (Rule::CoverageFirst, "coverage_first", "then the share of the mass met in the name or label: the tool named for all of what was asked before one that mentions it at length"),
+    (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -343,7 +345,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         visible,
         directory: req.directory,
     };
-    let masses = stages::mass(words, analysis.prose, &rec, &pool, rules);
+    let masses = stages::mass(words, &rec, &pool, rules);
     let total: f64 = masses.iter().map(|m| m.mass).sum();
     let exact: Vec<DocId> = index
         .by_name(req.query)

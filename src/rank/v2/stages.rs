@@ -179,13 +179,7 @@ pub struct TermMass {
 }
 
 /// Stage 4, mass: which words say what the tool must do, and how much each weighs.
-pub fn mass(
-    tokens: &[&QueryToken],
-    prose: bool,
-    rec: &Record,
-    pool: &Pool,
-    rules: Rules,
-) -> Vec<TermMass> {
+pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> Vec<TermMass> {
     tokens
         .iter()
         .enumerate()
@@ -217,10 +211,8 @@ pub fn mass(
                     Role::Unknown
                 }
             });
-            let lead = i == 0 && prose && rules.has(Rule::LeadWordKeepsMass);
             let carries = match role {
                 Role::Capability | Role::ProductName => true,
-                Role::Prose if lead => true,
                 // Without the directory too little is known to call a word prose or a value.
                 Role::Prose => !rules.has(Rule::ProseNoMass) || directory.is_none(),
                 // In the head, an unknown word may name a product no directory row has
@@ -246,6 +238,10 @@ pub fn mass(
         .collect()
 }
 
+/// The fields whose match anchors a result (rule `NameAnchor`).
+const ANCHOR_FIELDS: u8 =
+    field::NAME_EXACT | field::NAME_PREFIX | field::LABEL | field::NAME_SURFACE;
+
 /// Stage 5's answer for one candidate.
 #[derive(Clone, Copy, Debug)]
 pub struct Scored {
@@ -256,12 +252,17 @@ pub struct Scored {
     pub score: f64,
     /// Σ mass of the covered terms ÷ the query's mass.
     pub coverage: f64,
-    /// Some term with mass matched a name, label or parameter name.
+    /// Some term with mass matched a name or label.
     pub anchored: bool,
+    /// The share of the query's mass met in the name or label (descriptions aside).
+    pub name_coverage: f64,
     /// The tool's whole name is the query.
     pub exact: bool,
     /// A tool of a product the query names.
     pub named: bool,
+    /// The share of the name's terms that query words meet (`list_change_events` is all
+    /// of `list all change events`; `get_change_event` two thirds).
+    pub focus: f64,
 }
 
 /// Stage 5, scoring: every candidate's score, coverage and anchor, from the record.
@@ -277,11 +278,19 @@ pub fn score(
         .map(|c| {
             let bits = rec.bits_of(c);
             let (mut score, mut covered, mut anchored) = (0.0, 0.0, false);
+            let mut name_covered = 0.0;
+            let mut named_terms = 0usize;
             for (b, m) in bits.iter().zip(masses) {
+                if b & (field::NAME_EXACT | field::NAME_PREFIX) != 0 {
+                    named_terms += 1;
+                }
                 if *b != 0 && m.mass > 0.0 {
                     score += m.mass * f64::from(field_weight(*b));
                     covered += m.mass;
-                    anchored |= b & field::STRUCTURAL != 0;
+                    if b & ANCHOR_FIELDS != 0 {
+                        anchored = true;
+                        name_covered += m.mass;
+                    }
                 }
             }
             let id = rec.cands[c];
@@ -290,9 +299,15 @@ pub fn score(
                 id,
                 score,
                 coverage: if total > 0.0 { covered / total } else { 0.0 },
+                name_coverage: if total > 0.0 {
+                    name_covered / total
+                } else {
+                    0.0
+                },
                 anchored,
                 exact: exact.contains(&id),
                 named: products.visible.contains(&index.connector_of(id)),
+                focus: (named_terms as f64 / index.name_len(id).max(1) as f64).min(1.0),
             }
         })
         .collect()
@@ -324,19 +339,21 @@ pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
     Ok(())
 }
 
-/// Stage 7, order: an exact whole-name match, then (rule `NamedFirst`) tools of a product the
-/// query names, then score, coverage, and the name by codepoint.
+/// Stage 7, order: an exact whole-name match; then (each a rule) tools of a product the query
+/// names, coverage, the name's focus; then score, coverage, and the name by codepoint.
 pub fn order(a: &Scored, b: &Scored, index: &Index, rules: Rules) -> std::cmp::Ordering {
-    let named = rules.has(Rule::NamedFirst);
+    use std::cmp::Ordering::Equal;
+    let when = |on: bool, o: std::cmp::Ordering| if on { o } else { Equal };
     b.exact
         .cmp(&a.exact)
+        .then_with(|| when(rules.has(Rule::NamedFirst), b.named.cmp(&a.named)))
         .then_with(|| {
-            if named {
-                b.named.cmp(&a.named)
-            } else {
-                std::cmp::Ordering::Equal
-            }
+            when(
+                rules.has(Rule::CoverageFirst),
+                b.name_coverage.total_cmp(&a.name_coverage),
+            )
         })
+        .then_with(|| when(rules.has(Rule::NameFocus), b.focus.total_cmp(&a.focus)))
         .then_with(|| b.score.total_cmp(&a.score))
         .then_with(|| b.coverage.total_cmp(&a.coverage))
         .then_with(|| index.doc(a.id).name.cmp(&index.doc(b.id).name))
