@@ -359,3 +359,160 @@ pub fn order(a: &Scored, b: &Scored, index: &Index, rules: Rules) -> std::cmp::O
         .then_with(|| index.doc(a.id).name.cmp(&index.doc(b.id).name))
         .then_with(|| a.id.cmp(&b.id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rank::v2::query::analyze;
+    use crate::rank::ToolDoc;
+
+    fn tool(name: &str, connector: &str, description: &str) -> ToolDoc {
+        ToolDoc {
+            name: name.into(),
+            connector: connector.into(),
+            description: description.into(),
+            input_schema: std::sync::Arc::new(serde_json::json!({
+                "type": "object",
+                "properties": {"incident": {"type": "object", "properties": {"urgency": {"type": "string"}}}}
+            })),
+        }
+    }
+
+    fn pool() -> Index {
+        Index::build(vec![
+            tool("create_incident", "PagerDuty", "Create an incident."),
+            tool(
+                "list_incidents",
+                "PagerDuty",
+                "List incidents; tell the status.",
+            ),
+            tool("list_pages", "Notion", "List pages."),
+        ])
+    }
+
+    #[test]
+    fn field_weights_sum_with_a_name_counted_once() {
+        use field::*;
+        assert_eq!(field_weight(NAME_EXACT | NAME_SURFACE), 5);
+        assert_eq!(field_weight(NAME_EXACT | NAME_PREFIX), 4);
+        assert_eq!(field_weight(NAME_PREFIX | PROSE), 4);
+        assert_eq!(field_weight(LABEL | PARAM | PROSE), 5);
+        assert_eq!(field_weight(0), 0);
+    }
+
+    #[test]
+    fn products_split_into_visible_and_not_connected() {
+        let index = pool();
+        let dir = Directory::build(vec![tool("x", "PagerDuty", ""), tool("y", "MongoDB", "")]);
+        let notion_only = Visible::from_ids(&index, [2]);
+        let p = products(&index, &notion_only, Some(&dir), &["pagerduti", "incid"]);
+        assert!(p.visible.is_empty());
+        assert_eq!(p.hidden, ["PagerDuty"]);
+        let all = Visible::all(&index);
+        let p = products(&index, &all, Some(&dir), &["pagerduti", "mongodb"]);
+        assert_eq!(p.visible.len(), 1);
+        assert_eq!(p.hidden, ["MongoDB"]);
+    }
+
+    #[test]
+    fn the_record_holds_only_visible_tools() {
+        let index = pool();
+        let visible = Visible::from_ids(&index, [1, 2]);
+        let rec = gather(&index, &visible, &["list", "urgenc"], &["list", "urgency"]);
+        assert_eq!(rec.cands.len(), 2);
+        assert_eq!(rec.df, [2, 2]);
+        assert!(!rec.cands.contains(&0));
+        let i = rec.cands.iter().position(|&d| d == 1).unwrap();
+        assert_eq!(rec.bits_of(i)[1], field::PARAM);
+    }
+
+    #[test]
+    fn mass_goes_to_capabilities_only() {
+        let index = pool();
+        let all = Visible::all(&index);
+        let dir = Directory::build(vec![tool("create_incident", "PagerDuty", "")]);
+        let a = analyze("tell me about zorblax incidents");
+        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+        let rec = gather(&index, &all, &terms, &surfaces);
+        let p = Pool {
+            index: &index,
+            visible: &all,
+            directory: Some(&dir),
+        };
+        let m = mass(&words, &rec, &p, Rules::SHIPPED);
+        let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::Phrasing, Role::Unknown, Role::Capability]);
+        assert!(m[0].mass == 0.0 && m[1].mass == 0.0 && m[2].mass > 0.0);
+        // Without the directory nothing is known well enough to drop a word's mass.
+        let p = Pool {
+            directory: None,
+            ..p
+        };
+        let m = mass(&words, &rec, &p, Rules::SHIPPED);
+        assert!(m[1].mass > 0.0);
+    }
+
+    #[test]
+    fn gates_remove_below_the_floor_and_unanchored_but_never_an_exact_name() {
+        let s = Scored {
+            cand: 0,
+            id: 0,
+            score: 1.0,
+            coverage: 0.49,
+            anchored: true,
+            name_coverage: 0.49,
+            exact: false,
+            named: false,
+            focus: 0.0,
+        };
+        assert_eq!(gate(&s, Rules::SHIPPED), Err(Gate::Floor));
+        let s = Scored {
+            coverage: 0.5,
+            anchored: false,
+            ..s
+        };
+        assert_eq!(gate(&s, Rules::SHIPPED), Err(Gate::Anchor));
+        assert_eq!(gate(&s, Rules::SHIPPED.without(Rule::NameAnchor)), Ok(()));
+        let s = Scored {
+            coverage: 0.0,
+            exact: true,
+            ..s
+        };
+        assert_eq!(gate(&s, Rules::SHIPPED), Ok(()));
+    }
+
+    #[test]
+    fn order_puts_the_named_then_the_name_made_of_the_query_first() {
+        let index = pool();
+        let base = Scored {
+            cand: 0,
+            id: 0,
+            score: 10.0,
+            coverage: 1.0,
+            anchored: true,
+            name_coverage: 0.5,
+            exact: false,
+            named: false,
+            focus: 0.5,
+        };
+        let named = Scored {
+            id: 1,
+            named: true,
+            score: 1.0,
+            ..base
+        };
+        let focused = Scored {
+            id: 2,
+            focus: 1.0,
+            score: 1.0,
+            ..base
+        };
+        let mut v = [base, focused, named];
+        v.sort_by(|a, b| order(a, b, &index, Rules::SHIPPED));
+        assert_eq!(v.iter().map(|s| s.id).collect::<Vec<_>>(), [1, 2, 0]);
+        v.sort_by(|a, b| order(a, b, &index, Rules::NONE));
+        assert_eq!(v.iter().map(|s| s.id).collect::<Vec<_>>(), [0, 1, 2]);
+    }
+}
