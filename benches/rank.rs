@@ -52,9 +52,11 @@ fn tools(n: usize) -> Vec<ToolDoc> {
 fn main() {
     for &n in SIZES {
         let ix = Index::build(tools(n));
+        let v2 = floorgate::rank::v2::Index::build(tools(n));
         eprintln!(
-            "floorgate index, {n} tools: {} bytes per tool (index structures, tool text excluded)",
-            ix.index_bytes() / n
+            "floorgate index, {n} tools: v1 {} / v2 {} bytes per tool (index structures, tool text excluded)",
+            ix.index_bytes() / n,
+            v2.index_bytes() / n
         );
     }
     divan::main();
@@ -95,6 +97,36 @@ fn run_queries(b: divan::Bencher, n: usize, directory: Option<&Directory>) {
         };
         ix.search(&req, &all)
     });
+}
+
+/// The v2 pipeline (what the gateway runs).
+mod v2 {
+    use super::*;
+    use floorgate::rank::v2;
+
+    #[divan::bench(args = SIZES, sample_count = 20)]
+    fn v2_build(b: divan::Bencher, n: usize) {
+        let docs = tools(n);
+        b.with_inputs(|| docs.clone()).bench_values(v2::Index::build);
+    }
+
+    /// With the deployment's directory, as the gateway searches.
+    #[divan::bench(args = SIZES, sample_count = 200, sample_size = 20)]
+    fn v2_query_with_directory(b: divan::Bencher, n: usize) {
+        let directory = v2::Directory::build(catalog().clone());
+        let ix = v2::Index::build(tools(n));
+        let all = v2::Visible::all(&ix);
+        let qs = queries();
+        let mut i = 0;
+        b.bench_local(|| {
+            i = (i + 1) % qs.len();
+            let req = v2::Request {
+                directory: Some(&directory),
+                ..v2::Request::new(&qs[i])
+            };
+            v2::search(&ix, &all, &req)
+        });
+    }
 }
 
 #[cfg(feature = "bm25-baseline")]
