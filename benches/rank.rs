@@ -107,7 +107,8 @@ mod v2 {
     #[divan::bench(args = SIZES, sample_count = 20)]
     fn v2_build(b: divan::Bencher, n: usize) {
         let docs = tools(n);
-        b.with_inputs(|| docs.clone()).bench_values(v2::Index::build);
+        b.with_inputs(|| docs.clone())
+            .bench_values(v2::Index::build);
     }
 
     /// With the deployment's directory, as the gateway searches.

@@ -8,7 +8,7 @@
 //! caller's pool; [`Index::search`] answers one query.
 //!
 //! The literal SPEC rules are [`Rules::LITERAL`]; what ships is [`Rules::SHIPPED`], and each
-//! difference is measured in `docs/ranking.md`.
+//! difference is measured in `docs/ranking-log.md`.
 
 mod analyze;
 #[cfg(feature = "bm25-baseline")]
@@ -54,7 +54,7 @@ pub const SYNONYM_NAME: u32 = 3;
 pub const FLOOR: f64 = 0.5;
 
 /// Which refinements of the literal SPEC §7 rules are on. Every flag is off in
-/// [`Rules::LITERAL`]; `docs/ranking.md` gives the figures behind [`Rules::SHIPPED`].
+/// [`Rules::LITERAL`]; `docs/ranking-log.md` gives the figures behind [`Rules::SHIPPED`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rules {
     /// Quoted text, numbers, dates, ids like `SVC123`, URLs, e-mails, paths carry no mass.
@@ -94,7 +94,7 @@ pub struct Rules {
     /// covers (coverage only; the score is the tool's own). Measured and **not shipped**: it
     /// lifts every tool of the named product over the floor when the words are merely spread
     /// across its tools (`delete notion comment` → any comment tool at coverage 1.0), which is
-    /// the wrong-tool failure the floor exists to stop; see docs/ranking.md.
+    /// the wrong-tool failure the floor exists to stop; see docs/ranking-log.md.
     pub named_connector_vocabulary: bool,
     /// In a prose query that names a connector the caller can see, the words of an argument
     /// phrase ([`PHRASE_PREPOSITIONS`]: `… for this regression`, `… about pricing`) carry no
@@ -126,7 +126,7 @@ pub struct Rules {
     /// `slack_add_reaction`. Measured and **not shipped**: it cost 5 dust hits on every seed, each
     /// a read request answered by a write tool that the protocol counts as a hit (`read the
     /// project custom field values on a github issue` → `set_issue_fields`), and no column
-    /// measures the wrong tools it removes; see docs/ranking.md, rule 19.
+    /// measures the wrong tools it removes; see docs/ranking-log.md, rule 19.
     pub read_intent: bool,
     /// In a query that names a product of the pool, a word nothing in the pool covers but
     /// some directory tool name has (`priority` in `change the priority on jira issue …`) is a

@@ -9,7 +9,7 @@
 //!
 //! The table is general English/SaaS vocabulary, one direction only (the caller's word → the
 //! words tool definitions use), and small on purpose. It was written while reading the misses
-//! of the public dust query set, so its measured gain is tuned on that set (docs/ranking.md).
+//! of the public dust query set, so its measured gain is tuned on that set (docs/ranking-log.md).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -852,7 +852,7 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
-            // Measured and not shipped (docs/ranking.md, rule 14).
+            // Measured and not shipped (docs/ranking-log.md, rule 14).
             "shipped + named connector vocabulary",
             Rules {
                 named_connector_vocabulary: true,
@@ -867,7 +867,7 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
-            // Measured and not shipped (docs/ranking.md, rule 16).
+            // Measured and not shipped (docs/ranking-log.md, rule 16).
             "shipped + synonym anchors",
             Rules {
                 synonym_anchors: true,
@@ -903,7 +903,7 @@ pub fn ablations() -> Vec<(&'static str, Rules)> {
             },
         ),
         (
-            // Measured and not shipped (docs/ranking.md, rule 19).
+            // Measured and not shipped (docs/ranking-log.md, rule 19).
             "shipped + read intent",
             Rules {
                 read_intent: true,
