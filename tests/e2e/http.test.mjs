@@ -198,6 +198,25 @@ describe("batches where the revision allows them", () => {
     });
   }
 
+  const MAX_BATCH = 32; // mcp::MAX_BATCH_MESSAGES
+  const lists = (n) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "tools/list" }));
+
+  test(`a batch of ${MAX_BATCH} calls is answered whole`, async () => {
+    const answer = await read(await post(lists(MAX_BATCH)));
+    assert.equal(answer.status, 200, answer.text.slice(0, 300));
+    assert.equal(answer.json.length, MAX_BATCH);
+    assert.ok(answer.json.every((m, i) => m.id === i + 1 && Array.isArray(m.result.tools)));
+  });
+
+  for (const n of [MAX_BATCH + 1, 18000]) {
+    test(`a batch of ${n} calls (no version header) gets one error and runs nothing`, async () => {
+      const answer = await read(await post(lists(n)));
+      assertRpcError(answer, { status: 400, code: -32600, message: new RegExp(`at most ${MAX_BATCH} messages and this one holds ${n}`) });
+      assert.deepEqual(answer.json.error.data, { maxBatchMessages: MAX_BATCH, messages: n });
+      assert.ok(answer.text.length < 1000, `a small answer, not ${answer.text.length} bytes`);
+    });
+  }
+
   test("a batch of only notifications → 202", async () => {
     const answer = await read(await post([{ jsonrpc: "2.0", method: "notifications/initialized" }], { headers: { "MCP-Protocol-Version": "2025-03-26" } }));
     assert.equal(answer.status, 202);
