@@ -302,6 +302,9 @@ pub enum OutboundError {
     UrlRejected { reason: String },
     /// The stored credential cannot be sent as a header (its value is never shown).
     BadCredential,
+    /// The connection names a secret its tenant may not use (checked again at call time, so a
+    /// document that bypassed validation still cannot borrow another tenant's or the gateway's).
+    ForeignCredential { reason: String },
 }
 
 impl fmt::Display for OutboundError {
@@ -311,6 +314,10 @@ impl fmt::Display for OutboundError {
             OutboundError::UrlRejected { reason } => write!(f, "the outbound URL {reason}"),
             OutboundError::BadCredential => f.write_str(
                 "the connection's credential contains characters that cannot be sent in a header; ask an administrator to fix the secret",
+            ),
+            OutboundError::ForeignCredential { reason } => write!(
+                f,
+                "the connection's credential cannot be used: {reason}; ask an administrator"
             ),
         }
     }
@@ -325,6 +332,18 @@ impl From<OutboundError> for crate::resolver::CallError {
 }
 
 impl OutboundRequest {
+    /// The secret to read for `tenant`'s call, refused unless the tenant's naming scheme
+    /// allows it (`catalog::credential_problem`). `None` for `auth: none`.
+    pub fn credential_name(&self, tenant: &str) -> Result<Option<&str>, OutboundError> {
+        match &self.credential_ref {
+            None => Ok(None),
+            Some(name) => match crate::catalog::credential_problem(tenant, name) {
+                None => Ok(Some(name)),
+                Some(reason) => Err(OutboundError::ForeignCredential { reason }),
+            },
+        }
+    }
+
     /// The credential header for `secret`, the value of the secret named by `credential_ref`.
     pub fn credential_header(
         &self,

@@ -159,7 +159,7 @@ pub fn parse_tenant_documents(
     let empty_catalog =
         format!(r#"{{"schema": 1, "tenant": "{tenant}", "connectors": [], "connections": []}}"#);
     let empty_policy = format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#);
-    let catalog = Catalog::parse(catalog_json.unwrap_or(&empty_catalog), directory)?;
+    let catalog = Catalog::parse_stored(catalog_json.unwrap_or(&empty_catalog), directory, tenant)?;
     if catalog.tenant != tenant {
         return Err(wrong_tenant("catalog", &catalog.tenant, tenant));
     }

@@ -31,7 +31,7 @@ fn tenant(origin: &str, auth: Value) -> (Arc<Catalog>, Policy) {
                     "required": ["repo", "content"]},
                  "operation": {"method": "PUT", "path": "/repos/{repo}", "query": ["dry_run"]}}
             ]}],
-            "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "FILES_TOKEN"}]}),
+            "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "T_ACME__FILES_TOKEN"}]}),
         &directory,
     )
     .unwrap();
@@ -80,12 +80,38 @@ fn a_plain_request() {
         ]
     );
     assert_eq!(r.body, None);
-    assert_eq!(r.credential_ref.as_deref(), Some("FILES_TOKEN"));
+    assert_eq!(r.credential_ref.as_deref(), Some("T_ACME__FILES_TOKEN"));
     assert_eq!(r.auth, AuthScheme::Bearer);
     assert!(
         r.headers.iter().all(|(k, _)| k != "Authorization"),
         "no credential in the request"
     );
+}
+
+#[test]
+fn the_secret_is_read_only_when_the_tenant_owns_its_name() {
+    let mut r = request("all", "get_file", json!({"repo": "site", "path": "a"})).unwrap();
+    assert_eq!(r.credential_name("acme"), Ok(Some("T_ACME__FILES_TOKEN")));
+    // The same request for another tenant, or naming a secret the tenant does not own (as a
+    // document written behind the validation's back could), reads nothing.
+    for (tenant, name) in [
+        ("acme-x", "T_ACME__FILES_TOKEN"),
+        ("acme", "ADMIN_SECRET"),
+        ("acme", "T_ACME_HX__FILES_TOKEN"),
+        ("acme", "FILES_TOKEN"),
+    ] {
+        r.credential_ref = Some(name.into());
+        let error = r.credential_name(tenant).unwrap_err();
+        assert!(
+            matches!(error, OutboundError::ForeignCredential { .. }),
+            "{tenant} {name}: {error:?}"
+        );
+        assert!(error
+            .to_string()
+            .starts_with("the connection's credential cannot be used: "));
+    }
+    r.credential_ref = None;
+    assert_eq!(r.credential_name("acme"), Ok(None));
 }
 
 #[test]

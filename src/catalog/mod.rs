@@ -154,6 +154,55 @@ pub fn is_valid_secret_name(name: &str) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The start of every credential name tenant `tenant` may use: `T_<TENANT>__`, where `<TENANT>`
+/// is the tenant id in capitals with `-` written `_H` and `_` written `_U` (`acme` → `T_ACME__`,
+/// `big-co` → `T_BIG_HCO__`). Every `_` of `<TENANT>` is followed by `H` or `U`, so `__` first
+/// occurs where `<TENANT>` ends: a name belongs to exactly one tenant, and no tenant's names
+/// start another's (`acme` cannot name `T_ACME_HX__TOKEN`, which is `acme-x`'s).
+pub fn credential_prefix(tenant: &str) -> String {
+    let mut prefix = String::with_capacity(tenant.len() * 2 + 4);
+    prefix.push_str("T_");
+    for c in tenant.chars() {
+        match c {
+            '-' => prefix.push_str("_H"),
+            '_' => prefix.push_str("_U"),
+            c => prefix.push(c.to_ascii_uppercase()),
+        }
+    }
+    prefix.push_str("__");
+    prefix
+}
+
+/// Why `name` cannot be a credential of `tenant`, or `None` when it can: a well-formed secret
+/// name, not one of the gateway's own bindings, and inside the tenant's prefix with something
+/// after it. Checked when a catalog is written and again before a secret is read for a call.
+pub fn credential_problem(tenant: &str, name: &str) -> Option<String> {
+    let prefix = credential_prefix(tenant);
+    if !is_valid_secret_name(name) {
+        Some(invalid_secret_name(name, &prefix))
+    } else if crate::binding::is_reserved(name) {
+        Some(format!(
+            "secret {} is one of the gateway's own bindings and can never be a credential",
+            quote(name)
+        ))
+    } else if name.strip_prefix(&prefix).is_none_or(str::is_empty) {
+        Some(format!(
+            "secret {} is not tenant {}'s: its credentials are named {prefix}<NAME> (like {prefix}NOTION_TOKEN)",
+            quote(name),
+            quote(tenant)
+        ))
+    } else {
+        None
+    }
+}
+
+fn invalid_secret_name(name: &str, prefix: &str) -> String {
+    format!(
+        "invalid secret name {}: use letters, digits and \"_\", not starting with a digit (like {prefix}NOTION_TOKEN)",
+        quote(name)
+    )
+}
+
 fn label_problem(label: &str) -> Option<&'static str> {
     if label.trim().is_empty() {
         Some("must not be empty")
@@ -174,27 +223,42 @@ fn label_problem(label: &str) -> Option<&'static str> {
 impl Catalog {
     /// Parses and validates a tenant's catalog against the deployment's directory.
     pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(parse_json(text, "catalog")?, directory)
+        Self::from_owned(parse_json(text, "catalog")?, directory, None)
+    }
+
+    /// Parses a catalog stored for `tenant`: its `tenant` field must say so, and its
+    /// credentials are judged as that tenant's whatever the field says.
+    pub fn parse_stored(
+        text: &str,
+        directory: &Directory,
+        tenant: &str,
+    ) -> Result<Catalog, DocumentErrors> {
+        Self::from_owned(parse_json(text, "catalog")?, directory, Some(tenant))
     }
 
     pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(value.clone(), directory)
+        Self::from_owned(value.clone(), directory, None)
     }
 
     /// Private connectors hold nearly all of a large catalog's bytes, so they are taken out of
     /// the document and parsed one at a time, each dropping its raw schemas once the parsed
     /// connector owns them: the raw tree and its parsed copy never coexist whole.
-    fn from_owned(mut value: Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+    fn from_owned(
+        mut value: Value,
+        directory: &Directory,
+        stored_for: Option<&str>,
+    ) -> Result<Catalog, DocumentErrors> {
         let private = value
             .as_object_mut()
             .and_then(|root| root.remove("private_connectors"));
-        Self::build(&value, private, directory)
+        Self::build(&value, private, directory, stored_for)
     }
 
     fn build(
         value: &Value,
         private: Option<Value>,
         directory: &Directory,
+        stored_for: Option<&str>,
     ) -> Result<Catalog, DocumentErrors> {
         const FIELDS: &[&str] = &[
             "schema",
@@ -210,6 +274,20 @@ impl Catalog {
         };
         check_schema_version(&fields, &mut problems);
         let tenant = read_id(&fields, "tenant", &mut problems);
+        if let (Some(found), Some(expected)) = (tenant, stored_for) {
+            if found != expected {
+                problems.push(
+                    &fields.path("tenant"),
+                    format!(
+                        "is {} but the document is stored for tenant {}",
+                        quote(found),
+                        quote(expected)
+                    ),
+                );
+            }
+        }
+        // Credentials belong to the tenant the document is stored for.
+        let owner = stored_for.or(tenant);
 
         // (connector, where it was named) for collision messages.
         let mut connectors: Vec<(Arc<Connector>, JsonPath)> = Vec::new();
@@ -330,7 +408,7 @@ impl Catalog {
             {
                 let at = list_path.index(i);
                 let Some(connection) =
-                    parse_connection(item, &at, &connectors, &broken_ids, &mut problems)
+                    parse_connection(item, &at, owner, &connectors, &broken_ids, &mut problems)
                 else {
                     continue;
                 };
@@ -449,6 +527,7 @@ fn raw_tool_index(private: &[Value], connector_path: &JsonPath, name: &str) -> O
 fn parse_connection(
     value: &Value,
     path: &JsonPath,
+    tenant: Option<&str>,
     connectors: &[(Arc<Connector>, JsonPath)],
     broken_ids: &[String],
     problems: &mut Problems,
@@ -477,16 +556,13 @@ fn parse_connection(
                 }
             });
     let credential = fields.optional_str("credential", problems);
-    if let Some(name) = credential {
-        if !is_valid_secret_name(name) {
-            problems.push(
-                &fields.path("credential"),
-                format!(
-                    "invalid secret name {}: use letters, digits and \"_\", not starting with a digit (like NOTION_TOKEN)",
-                    quote(name)
-                ),
-            );
-        }
+    // With no valid tenant id the ownership cannot be judged; that id's own problem is reported.
+    let credential_problem = credential.and_then(|name| match tenant {
+        Some(tenant) => credential_problem(tenant, name),
+        None => (!is_valid_secret_name(name)).then(|| invalid_secret_name(name, "T_<TENANT>__")),
+    });
+    if let Some(problem) = &credential_problem {
+        problems.push(&fields.path("credential"), problem.clone());
     }
     if let Some(connector) = connector {
         match (&connector.auth, credential) {
@@ -518,10 +594,10 @@ fn parse_connection(
             None
         }
     };
-    let credential = match credential {
-        Some(name) if !is_valid_secret_name(name) => return None,
-        other => other.map(str::to_owned),
-    };
+    if credential_problem.is_some() {
+        return None;
+    }
+    let credential = credential.map(str::to_owned);
     Some(Connection {
         id: id?.to_owned(),
         connector: connector?.id.clone(),

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
 
 use crate::admin::{self, Document, Route};
+use crate::binding;
 use crate::gateway::{self, Effect, Surface};
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
@@ -21,7 +22,7 @@ use http::{
     with_cors,
 };
 
-const ROSTER_BINDING: &str = "ROSTER";
+const ROSTER_BINDING: &str = binding::ROSTER;
 
 /// Deployment settings, read from `[vars]` and secrets.
 struct Config {
@@ -38,7 +39,7 @@ impl Config {
     fn from_env(env: &Env) -> Config {
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         Config {
-            allowed_origins: var("ALLOWED_ORIGINS")
+            allowed_origins: var(binding::ALLOWED_ORIGINS)
                 .map(|v| {
                     v.split(',')
                         .map(|s| s.trim().to_owned())
@@ -46,17 +47,17 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
-            page_size: var("TOOLS_PAGE_SIZE")
+            page_size: var(binding::TOOLS_PAGE_SIZE)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(100),
-            collapse_threshold: var("COLLAPSE_THRESHOLD")
+            collapse_threshold: var(binding::COLLAPSE_THRESHOLD)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::resolver::DEFAULT_COLLAPSE_THRESHOLD),
-            allow_loopback_http: var("ALLOW_LOOPBACK_HTTP").as_deref() == Some("true"),
-            upstream_timeout_ms: var("UPSTREAM_TIMEOUT_MS")
+            allow_loopback_http: var(binding::ALLOW_LOOPBACK_HTTP).as_deref() == Some("true"),
+            upstream_timeout_ms: var(binding::UPSTREAM_TIMEOUT_MS)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::upstream::TIMEOUT_MS),
-            test_clock: var("TEST_CLOCK").as_deref() == Some("enabled"),
+            test_clock: var(binding::TEST_CLOCK).as_deref() == Some("enabled"),
         }
     }
 }
@@ -422,7 +423,7 @@ async fn put_document(
 }
 
 fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, &'static str)> {
-    let Ok(secret) = env.secret("ADMIN_SECRET").map(|s| s.to_string()) else {
+    let Ok(secret) = env.secret(binding::ADMIN_SECRET).map(|s| s.to_string()) else {
         return Err((
             503,
             "the admin API is disabled: set the ADMIN_SECRET secret",

@@ -50,7 +50,11 @@ pub async fn execute(
     if request.body.is_some() {
         headers.set("Content-Type", "application/json")?;
     }
-    if let Some(secret_name) = &request.credential_ref {
+    let secret_name = match request.credential_name(&identity.tenant) {
+        Ok(name) => name,
+        Err(error) => return Ok(Ok(CallToolResult::error(error.to_string()))),
+    };
+    if let Some(secret_name) = secret_name {
         let Ok(secret) = env.secret(secret_name).map(|s| s.to_string()) else {
             return Ok(Ok(CallToolResult::error(
                 "this connection's credential is not configured on the gateway; ask an administrator",

@@ -269,7 +269,7 @@ describe("catalog: leak tests (a GitHub tool withheld from alice)", () => {
         operation: { method: "GET", path: "/x/{id}" },
       })),
     }];
-    catalog.connections = [...catalog.connections, { id: "internal-main", connector: "acme-internal", label: "Main", credential: "ACME_INTERNAL_TOKEN" }];
+    catalog.connections = [...catalog.connections, { id: "internal-main", connector: "acme-internal", label: "Main", credential: "T_ACME__INTERNAL_TOKEN" }];
     try {
       const put = await putDoc("catalog", catalog);
       assert.equal(put.status, 200, put.text);
@@ -362,7 +362,10 @@ describe("catalog: bad documents", () => {
     [(c) => { delete c.tenant; }, "tenant: required field is missing"],
     [(c) => { c.tenant = "other"; }, 'tenant: is "other" but the document is stored for tenant "acme"'],
     [(c) => { c.connections[1].label = "Engineering"; }, 'connections[1].label: duplicate label "Engineering" for connector "notion" (first used at connections[0]); labels name the account in merged tools'],
-    [(c) => { c.connections[0].credential = "bad-name"; }, 'connections[0].credential: invalid secret name "bad-name": use letters, digits and "_", not starting with a digit (like NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "bad-name"; }, 'connections[0].credential: invalid secret name "bad-name": use letters, digits and "_", not starting with a digit (like T_ACME__NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "ADMIN_SECRET"; }, 'connections[0].credential: secret "ADMIN_SECRET" is one of the gateway\'s own bindings and can never be a credential'],
+    [(c) => { c.connections[0].credential = "T_EXEC__UPSTREAM_TOKEN"; }, 'connections[0].credential: secret "T_EXEC__UPSTREAM_TOKEN" is not tenant "acme"\'s: its credentials are named T_ACME__<NAME> (like T_ACME__NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "ACME_NOTION_ENG_TOKEN"; }, 'connections[0].credential: secret "ACME_NOTION_ENG_TOKEN" is not tenant "acme"\'s: its credentials are named T_ACME__<NAME> (like T_ACME__NOTION_TOKEN)'],
     [withPrivate((p) => { delete p.tools[0].operation; }), "private_connectors[0].tools[0].operation: required for a private connector's tool (only directory tools may omit it)"],
     [withPrivate((p) => { p.tools[0].name = "create_issue"; }), 'private_connectors[0].tools[0].name: tool "create_issue" of connector "internal" is also defined by connector "github" (tool names must be unique within a tenant)'],
     [withPrivate((p) => { p.tools[0].name = "whoami"; }), 'private_connectors[0].tools[0].name: tool name "whoami" is reserved by the gateway'],

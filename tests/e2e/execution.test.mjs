@@ -11,9 +11,10 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
-const CREDENTIAL = "e2e-upstream-secret"; // the E2E_UPSTREAM_TOKEN var scripts/e2e.sh sets
+const CREDENTIAL = "e2e-upstream-secret"; // the T_EXEC__UPSTREAM_TOKEN var scripts/e2e.sh sets
 const requestOptions = { timeout: REQUEST_TIMEOUT_MS };
-const TENANT = uniqueId("exec");
+// Fixed names: a credential is named for its tenant (T_<TENANT>__…), and scripts/e2e.sh sets them.
+const TENANT = "exec";
 const str = { type: "string" };
 const CONTROL = new Set(["whoami", "list_connectors", "list_connections", "describe_tool", "list_my_grants", "revoke_my_grant"]);
 const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect"];
@@ -59,9 +60,9 @@ function documents(origin) {
       ],
     }],
     connections: [
-      { id: "main", connector: "stand-in", label: "Main", credential: "E2E_UPSTREAM_TOKEN" },
-      { id: "backup", connector: "stand-in", label: "Backup", credential: "E2E_UPSTREAM_TOKEN" },
-      { id: "hidden-conn", connector: "stand-in", label: "Hidden", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "main", connector: "stand-in", label: "Main", credential: "T_EXEC__UPSTREAM_TOKEN" },
+      { id: "backup", connector: "stand-in", label: "Backup", credential: "T_EXEC__UPSTREAM_TOKEN" },
+      { id: "hidden-conn", connector: "stand-in", label: "Hidden", credential: "T_EXEC__UPSTREAM_TOKEN" },
     ],
   };
   const policy = {
@@ -328,7 +329,7 @@ describe("execution against a recording upstream", () => {
     const text = JSON.stringify(rows);
     assert.ok(!text.includes(marker), "no argument values in the audit");
     assert.ok(!text.includes("Hello") && !text.includes("trace-7"), "no argument values in the audit");
-    assert.ok(!text.includes(CREDENTIAL) && !text.includes("E2E_UPSTREAM_TOKEN") && !text.includes(grant), "no credentials in the audit");
+    assert.ok(!text.includes(CREDENTIAL) && !text.includes("T_EXEC__UPSTREAM_TOKEN") && !text.includes(grant), "no credentials in the audit");
     // Refused calls never reached the upstream: no upstream_status for them.
     assert.ok(rows.every((r) => r.upstream_status === null || typeof r.upstream_status === "number"));
     // Newest first.
@@ -343,9 +344,9 @@ describe("execution against a recording upstream", () => {
 // Auth schemes, connection status, policy path rules, a directory tool with no operation, a
 // plain-http non-loopback origin and the size caps, in a second throwaway tenant with one
 // member per role (so each role sees only what it is meant to).
-const TENANT2 = uniqueId("exec2");
-const BASIC_SECRET = "e2e-user:pa:ss word"; // E2E_BASIC_SECRET of scripts/e2e.sh
-const HEADER_SECRET = "e2e-header-secret"; // E2E_HEADER_SECRET of scripts/e2e.sh
+const TENANT2 = "exec2";
+const BASIC_SECRET = "e2e-user:pa:ss word"; // T_EXEC2__BASIC_SECRET of scripts/e2e.sh
+const HEADER_SECRET = "e2e-header-secret"; // T_EXEC2__HEADER_SECRET of scripts/e2e.sh
 const MIB = 1024 * 1024;
 
 function documents2(origin) {
@@ -377,12 +378,12 @@ function documents2(origin) {
       ]),
     ],
     connections: [
-      { id: "basic-conn", connector: "basic-api", label: "Basic", credential: "E2E_BASIC_SECRET" },
-      { id: "key-conn", connector: "key-api", label: "Key", credential: "E2E_HEADER_SECRET" },
-      { id: "dis-off", connector: "dis-api", label: "Dis Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
-      { id: "mix-on", connector: "mix-api", label: "On", credential: "E2E_UPSTREAM_TOKEN", status: "active" },
-      { id: "mix-off", connector: "mix-api", label: "Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
-      { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "basic-conn", connector: "basic-api", label: "Basic", credential: "T_EXEC2__BASIC_SECRET" },
+      { id: "key-conn", connector: "key-api", label: "Key", credential: "T_EXEC2__HEADER_SECRET" },
+      { id: "dis-off", connector: "dis-api", label: "Dis Off", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "disabled" },
+      { id: "mix-on", connector: "mix-api", label: "On", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "active" },
+      { id: "mix-off", connector: "mix-api", label: "Off", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "disabled" },
+      { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "T_EXEC2__UPSTREAM_TOKEN" },
       { id: "md", connector: "markitdown", label: "Markitdown" },
     ],
   };
