@@ -647,6 +647,11 @@ pub fn check_url(
             "uses plain http, which this deployment allows only for loopback origins in local testing",
         ));
     }
+    // Again here, whatever the stored document said: a numeric, private or (without the
+    // deployment flag) loopback host is never sent to.
+    if let Some(problem) = crate::catalog::host::host_problem(host, config.allow_loopback_http) {
+        return Err(rejected(format!("is refused: {problem}")));
+    }
     let path = path_and_query
         .split_once('?')
         .map_or(path_and_query, |(p, _)| p);

@@ -1,7 +1,8 @@
 //! Every validation rule of the directory and catalog documents, with its exact message.
 
 use floorgate::catalog::{
-    credential_prefix, credential_problem, AuthScheme, Catalog, ConnectionStatus, Directory, Method,
+    credential_prefix, credential_problem, AuthScheme, Catalog, ConnectionStatus, Directory,
+    Method, OriginRules,
 };
 use serde_json::{json, Value};
 
@@ -153,9 +154,14 @@ fn a_credential_must_belong_to_its_tenant() {
 #[test]
 fn credentials_are_judged_for_the_tenant_the_catalog_is_stored_for() {
     let errors = |doc: Value| -> Vec<String> {
-        Catalog::parse_stored(&doc.to_string(), &directory(), "acme")
-            .expect_err("expected problems")
-            .lines()
+        Catalog::parse_stored(
+            &doc.to_string(),
+            &directory(),
+            "acme",
+            OriginRules::default(),
+        )
+        .expect_err("expected problems")
+        .lines()
     };
     let mismatch = "tenant: is \"other\" but the document is stored for tenant \"acme\"";
     assert_eq!(
@@ -166,6 +172,102 @@ fn credentials_are_judged_for_the_tenant_the_catalog_is_stored_for() {
     let mut doc = with(catalog_doc(), "/tenant", json!("other"));
     doc["connections"][0]["credential"] = json!("T_OTHER__NOTION");
     assert_eq!(errors(doc).len(), 2);
+}
+
+/// The hosts of issue 15's reproduction and their relatives, refused at write.
+const REFUSED_ORIGINS: [&str; 22] = [
+    "https://2130706433",
+    "https://0x7f.0.0.1",
+    "https://017700000001",
+    "https://0177.0.0.1",
+    "https://127.1",
+    "https://10.0.0.1",
+    "https://172.16.5.4",
+    "https://192.168.0.10",
+    "https://169.254.169.254",
+    "https://100.64.1.1",
+    "https://0.0.0.0",
+    "https://255.255.255.255",
+    "https://224.0.0.1",
+    "https://[::ffff:127.0.0.1]",
+    "https://[::ffff:7f00:1]",
+    "https://[::ffff:a9fe:a9fe]",
+    "https://[::]",
+    "https://[fe80::1]",
+    "https://[fd00::1]",
+    "https://[64:ff9b::a00:1]",
+    "https://metadata.0x1",
+    "https://10.0.0.1:8443",
+];
+
+#[test]
+fn numeric_and_private_origins_are_refused_at_write() {
+    let private = |origin: &str| {
+        json!({"schema": 1, "tenant": "acme", "private_connectors": [{
+            "id": "evil", "label": "Evil", "origin": origin, "auth": {"scheme": "bearer"},
+            "tools": [{"name": "evil_get", "description": "Get.", "inputSchema": {"type": "object"},
+                       "operation": {"method": "GET", "path": "/x"}}]}],
+            "connections": [{"id": "e", "connector": "evil", "label": "E", "credential": "T_ACME__EVIL"}]})
+        .to_string()
+    };
+    let write = |origin: &str, allow_loopback: bool| {
+        Catalog::parse_stored(
+            &private(origin),
+            &directory(),
+            "acme",
+            OriginRules { allow_loopback },
+        )
+        .map(|_| ())
+        .map_err(|e| e.lines())
+    };
+    for origin in REFUSED_ORIGINS {
+        for allow_loopback in [false, true] {
+            let problems = write(origin, allow_loopback).expect_err(origin);
+            assert_eq!(problems.len(), 1, "{origin}: {problems:?}");
+            assert!(
+                problems[0].starts_with(&format!(
+                    "private_connectors[0].origin: invalid origin \"{origin}\": host "
+                )),
+                "{problems:?}"
+            );
+        }
+        // Also in the directory, also when read back from storage.
+        let doc = json!({"schema": 1, "connectors": [{"id": "d", "label": "D", "origin": origin,
+            "auth": {"scheme": "none"}, "tools": []}]});
+        assert!(Directory::from_value(&doc).is_err(), "{origin}");
+        assert!(
+            Catalog::parse(&private(origin), &directory()).is_err(),
+            "{origin}"
+        );
+    }
+    // Loopback only with the deployment flag (https too); stored documents keep reading.
+    for (origin, host) in [
+        ("https://127.0.0.1", "127.0.0.1"),
+        ("http://127.0.0.1:8788", "127.0.0.1"),
+        ("http://[::1]:9", "[::1]"),
+        ("http://localhost:8080", "localhost"),
+    ] {
+        assert_eq!(
+            write(origin, false),
+            Err(vec![format!("private_connectors[0].origin: invalid origin \"{origin}\": host {host} is a loopback address, allowed only on a deployment that sets ALLOW_LOOPBACK_HTTP")]),
+        );
+        assert_eq!(write(origin, true), Ok(()), "{origin}");
+        assert!(Catalog::parse(&private(origin), &directory()).is_ok());
+    }
+    let doc =
+        json!({"schema": 1, "connectors": [{"id": "d", "label": "D", "origin": "https://127.0.0.1",
+        "auth": {"scheme": "none"}, "tools": []}]})
+        .to_string();
+    assert!(Directory::parse_with(&doc, OriginRules::default()).is_err());
+    assert!(Directory::parse_with(
+        &doc,
+        OriginRules {
+            allow_loopback: true
+        }
+    )
+    .is_ok());
+    assert_eq!(write("https://93.184.215.14", false), Ok(()));
+    assert_eq!(write("https://[2606:4700::1111]", false), Ok(()));
 }
 
 #[test]

@@ -209,6 +209,63 @@ fn policy_path_prefixes_narrow_the_base_path() {
 }
 
 #[test]
+fn the_final_check_refuses_private_and_numeric_hosts_whatever_the_document_said() {
+    // An origin as a document could hold it had it bypassed validation (`Origin` is plain data).
+    for host in [
+        "2130706433",
+        "0x7f.0.0.1",
+        "017700000001",
+        "10.0.0.1",
+        "169.254.169.254",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[fd00::1]",
+        "100.64.0.1",
+    ] {
+        let origin = Origin {
+            scheme: floorgate::catalog::Scheme::Https,
+            host: host.to_owned(),
+            port: 443,
+        };
+        for allow_loopback_http in [false, true] {
+            let error = check_url(
+                &format!("https://{host}/v1/x"),
+                &origin,
+                "/v1",
+                &[],
+                &OutboundConfig {
+                    allow_loopback_http,
+                },
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                error.starts_with(&format!("the outbound URL is refused: host {host} is ")),
+                "{host}: {error}"
+            );
+        }
+    }
+    // Loopback over https too: only with the deployment flag.
+    let origin = Origin::parse("https://127.0.0.1").unwrap();
+    let check = |allow_loopback_http| {
+        check_url(
+            "https://127.0.0.1/v1/x",
+            &origin,
+            "/v1",
+            &[],
+            &OutboundConfig {
+                allow_loopback_http,
+            },
+        )
+    };
+    assert_eq!(
+        check(false).unwrap_err().to_string(),
+        "the outbound URL is refused: host 127.0.0.1 is a loopback address, allowed only on a deployment that sets ALLOW_LOOPBACK_HTTP"
+    );
+    assert_eq!(check(true), Ok(()));
+}
+
+#[test]
 fn loopback_http_needs_the_deployment_flag() {
     let (catalog, policy) = tenant(
         "http://127.0.0.1:8788",

@@ -46,9 +46,33 @@ pub struct Origin {
     pub port: u16,
 }
 
+/// What origins a document may name beyond public hosts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OriginRules {
+    /// Loopback hosts (local tests against a stand-in API): the deployment's
+    /// `ALLOW_LOOPBACK_HTTP`.
+    pub allow_loopback: bool,
+}
+
+impl OriginRules {
+    /// For documents read back from storage: they were checked on write with the deployment's
+    /// rules, and the final URL check applies the deployment's loopback rule to every request,
+    /// so a flag turned off later stops the calls without making the documents unreadable.
+    pub const STORED: OriginRules = OriginRules {
+        allow_loopback: true,
+    };
+}
+
 impl Origin {
-    /// Parses `scheme://host[:port]` with nothing after it.
+    /// Parses `scheme://host[:port]` with nothing after it, as a stored document may name it
+    /// ([`OriginRules::STORED`]).
     pub fn parse(text: &str) -> Result<Origin, String> {
+        Origin::parse_with(text, OriginRules::STORED)
+    }
+
+    /// Parses an origin under `rules`: a public host (see [`super::host`]), or loopback when
+    /// the rules allow it; plain http only for loopback.
+    pub fn parse_with(text: &str, rules: OriginRules) -> Result<Origin, String> {
         let (scheme, rest) = if let Some(rest) = text.strip_prefix("https://") {
             (Scheme::Https, rest)
         } else if let Some(rest) = text.strip_prefix("http://") {
@@ -81,6 +105,9 @@ impl Origin {
                 "invalid origin {}: plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)",
                 quote(text)
             ));
+        }
+        if let Some(problem) = super::host::host_problem(host, rules.allow_loopback) {
+            return Err(format!("invalid origin {}: {problem}", quote(text)));
         }
         Ok(Origin {
             scheme,
@@ -152,15 +179,7 @@ pub(crate) fn is_valid_host(host: &str) -> bool {
 }
 
 pub(crate) fn is_loopback_host(host: &str) -> bool {
-    if host == "localhost" || host == "[::1]" {
-        return true;
-    }
-    let octets: Vec<&str> = host.split('.').collect();
-    octets.len() == 4
-        && octets[0] == "127"
-        && octets
-            .iter()
-            .all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok())
+    super::host::classify(host) == super::host::HostClass::Loopback
 }
 
 /// How a connection's credential is sent upstream.
@@ -405,6 +424,7 @@ pub(crate) fn parse_connector(
     value: &Value,
     path: &JsonPath,
     source: ConnectorSource,
+    rules: OriginRules,
     problems: &mut Problems,
 ) -> Option<Connector> {
     const FIELDS: &[&str] = &["id", "label", "origin", "base_path", "auth", "tools"];
@@ -418,16 +438,15 @@ pub(crate) fn parse_connector(
             Some(label)
         }
     });
-    let origin =
-        fields
-            .required_str("origin", problems)
-            .and_then(|text| match Origin::parse(text) {
-                Ok(origin) => Some(origin),
-                Err(message) => {
-                    problems.push(&fields.path("origin"), message);
-                    None
-                }
-            });
+    let origin = fields
+        .required_str("origin", problems)
+        .and_then(|text| match Origin::parse_with(text, rules) {
+            Ok(origin) => Some(origin),
+            Err(message) => {
+                problems.push(&fields.path("origin"), message);
+                None
+            }
+        });
     let base_path = match fields.optional_str("base_path", problems) {
         None => Some(String::new()),
         Some(p) if is_valid_base_path(p) => Some(p.to_owned()),

@@ -10,6 +10,7 @@
 
 mod connector;
 mod doc;
+pub mod host;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 pub use connector::{
     is_reserved_tool_name, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource,
-    Method, Operation, Origin, PathPart, Scheme, ToolDef,
+    Method, Operation, Origin, OriginRules, PathPart, Scheme, ToolDef,
 };
 pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 
@@ -40,10 +41,19 @@ pub struct Directory {
 impl Directory {
     /// Parses and validates a directory document.
     pub fn parse(text: &str) -> Result<Directory, DocumentErrors> {
-        Self::from_value(&parse_json(text, "directory")?)
+        Self::parse_with(text, OriginRules::STORED)
+    }
+
+    /// Parses a directory being written, under the deployment's origin rules.
+    pub fn parse_with(text: &str, rules: OriginRules) -> Result<Directory, DocumentErrors> {
+        Self::from_value_with(&parse_json(text, "directory")?, rules)
     }
 
     pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
+        Self::from_value_with(value, OriginRules::STORED)
+    }
+
+    pub fn from_value_with(value: &Value, rules: OriginRules) -> Result<Directory, DocumentErrors> {
         let mut problems = Problems::default();
         let root = JsonPath::root();
         let Some(fields) = Fields::of(value, &root, &["schema", "connectors"], &mut problems)
@@ -59,9 +69,13 @@ impl Directory {
             .unwrap_or_default();
         for (i, item) in items.iter().enumerate() {
             let at = list_path.index(i);
-            let Some(connector) =
-                connector::parse_connector(item, &at, ConnectorSource::Directory, &mut problems)
-            else {
+            let Some(connector) = connector::parse_connector(
+                item,
+                &at,
+                ConnectorSource::Directory,
+                rules,
+                &mut problems,
+            ) else {
                 continue;
             };
             if let Some(&first) = directory.by_id.get(&connector.id) {
@@ -223,21 +237,27 @@ fn label_problem(label: &str) -> Option<&'static str> {
 impl Catalog {
     /// Parses and validates a tenant's catalog against the deployment's directory.
     pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(parse_json(text, "catalog")?, directory, None)
+        Self::from_owned(
+            parse_json(text, "catalog")?,
+            directory,
+            None,
+            OriginRules::STORED,
+        )
     }
 
-    /// Parses a catalog stored for `tenant`: its `tenant` field must say so, and its
-    /// credentials are judged as that tenant's whatever the field says.
+    /// Parses a catalog stored (or being stored) for `tenant` under `rules`: its `tenant` field
+    /// must say so, and its credentials are judged as that tenant's whatever the field says.
     pub fn parse_stored(
         text: &str,
         directory: &Directory,
         tenant: &str,
+        rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(parse_json(text, "catalog")?, directory, Some(tenant))
+        Self::from_owned(parse_json(text, "catalog")?, directory, Some(tenant), rules)
     }
 
     pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(value.clone(), directory, None)
+        Self::from_owned(value.clone(), directory, None, OriginRules::STORED)
     }
 
     /// Private connectors hold nearly all of a large catalog's bytes, so they are taken out of
@@ -247,11 +267,12 @@ impl Catalog {
         mut value: Value,
         directory: &Directory,
         stored_for: Option<&str>,
+        rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
         let private = value
             .as_object_mut()
             .and_then(|root| root.remove("private_connectors"));
-        Self::build(&value, private, directory, stored_for)
+        Self::build(&value, private, directory, stored_for, rules)
     }
 
     fn build(
@@ -259,6 +280,7 @@ impl Catalog {
         private: Option<Value>,
         directory: &Directory,
         stored_for: Option<&str>,
+        rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
         const FIELDS: &[&str] = &[
             "schema",
@@ -329,8 +351,13 @@ impl Catalog {
             };
             for (i, mut item) in items.into_iter().enumerate() {
                 let at = list_path.index(i);
-                let parsed =
-                    connector::parse_connector(&item, &at, ConnectorSource::Private, &mut problems);
+                let parsed = connector::parse_connector(
+                    &item,
+                    &at,
+                    ConnectorSource::Private,
+                    rules,
+                    &mut problems,
+                );
                 drop_raw_schemas(&mut item);
                 if parsed.is_none() {
                     if let Some(id) = item.get("id").and_then(Value::as_str) {

@@ -12,6 +12,7 @@ use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, 
 
 use crate::admin::{self, Document, Route};
 use crate::binding;
+use crate::catalog::OriginRules;
 use crate::gateway::{self, Effect, Surface};
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
@@ -58,6 +59,15 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::upstream::TIMEOUT_MS),
             test_clock: var(binding::TEST_CLOCK).as_deref() == Some("enabled"),
+        }
+    }
+}
+
+impl Config {
+    /// The origins a document written now may name.
+    fn origin_rules(&self) -> OriginRules {
+        OriginRules {
+            allow_loopback: self.allow_loopback_http,
         }
     }
 }
@@ -131,7 +141,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         match path.as_str() {
             "/healthz" => json_response(200, &json!({"status": "ok"})),
             "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
-            p if p.starts_with("/admin/") => serve_admin(req, &env, &mut log).await,
+            p if p.starts_with("/admin/") => serve_admin(req, &env, &config, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
     };
@@ -389,6 +399,7 @@ fn invalid_document(errors: &crate::catalog::DocumentErrors) -> Result<Response>
 /// and stores it only if the whole set is valid (the old copy stays otherwise).
 async fn put_document(
     env: &Env,
+    rules: OriginRules,
     tenant: &str,
     document: Document,
     body: &[u8],
@@ -413,6 +424,7 @@ async fn put_document(
         directory.as_deref(),
         catalog.as_deref(),
         policy.as_deref(),
+        rules,
     ) {
         Ok(summary) => {
             kv.put(&document.kv_key(tenant), text)?.execute().await?;
@@ -451,7 +463,12 @@ fn roster_reply(
     }
 }
 
-async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<Response> {
+async fn serve_admin(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    log: &mut LogLine,
+) -> Result<Response> {
     if let Err((status, message)) = admin_authorized(&req, env) {
         log.outcome = "admin_unauthorized".into();
         let response = error_response(status, message)?;
@@ -582,7 +599,7 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
                 return error_response(400, "the document is not valid UTF-8");
             };
             // Parse only: the search index is built where the directory is served.
-            match crate::catalog::Directory::parse(text) {
+            match crate::catalog::Directory::parse_with(text, config.origin_rules()) {
                 Ok(directory) => {
                     store::kv(env)?
                         .put(admin::DIRECTORY_KEY, text)?
@@ -598,7 +615,7 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
             }
         }
         Route::PutDocument { tenant, document } => {
-            put_document(env, &tenant, document, &body).await
+            put_document(env, config.origin_rules(), &tenant, document, &body).await
         }
     }
 }

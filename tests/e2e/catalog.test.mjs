@@ -413,6 +413,32 @@ describe("catalog: bad documents", () => {
     });
   }
 
+  // Issue 15, item 3: numeric, private, link-local, mapped and unspecified hosts. This deployment
+  // allows loopback (ALLOW_LOOPBACK_HTTP), which opens none of these.
+  const refusedOrigins = [
+    "https://2130706433", "https://0x7f.0.0.1", "https://017700000001", "https://10.0.0.1", "https://172.16.0.1",
+    "https://192.168.1.1", "https://169.254.169.254", "https://100.64.0.1", "https://0.0.0.0",
+    "https://[::ffff:127.0.0.1]", "https://[::ffff:7f00:1]", "https://[::]", "https://[fe80::1]", "https://[fd00::1]",
+  ];
+  test("a private connector on a numeric or private origin → 422 at PUT; the stored catalog is untouched", async () => {
+    const stored = await admin("GET", `tenants/${TENANT}/catalog`);
+    for (const origin of refusedOrigins) {
+      const body = structuredClone(CATALOG);
+      withPrivate((p) => { p.origin = origin; })(body);
+      const answer = await putDoc("catalog", body);
+      assert.equal(answer.status, 422, `${origin}: ${answer.status} ${answer.text}`);
+      assert.equal(answer.json.problems.length, 1, answer.text);
+      assert.ok(answer.json.problems[0].startsWith(`private_connectors[0].origin: invalid origin "${origin}": host `), answer.json.problems[0]);
+    }
+    const directory = await admin("GET", "directory");
+    const bad = { schema: 1, connectors: [{ id: "metadata", label: "Metadata", origin: "https://169.254.169.254", auth: { scheme: "none" }, tools: [] }] };
+    const put = await admin("PUT", "directory", bad);
+    assert.equal(put.status, 422, put.text);
+    assert.deepEqual(put.json.problems, ['connectors[0].origin: invalid origin "https://169.254.169.254": host 169.254.169.254 is a link-local address; connectors may only reach public hosts']);
+    assert.equal((await admin("GET", "directory")).text, directory.text, "directory unchanged");
+    assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
+  });
+
   test("a corrupt document written behind the gateway's back: the last good copy keeps serving past the TTL", async () => {
     passBound();
     const before = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
