@@ -1,5 +1,9 @@
 //! Small HTTP helpers for the shell: JSON answers, CORS, origin checks, bounded bodies.
 
+use worker::js_sys::{Reflect, Uint8Array};
+use worker::wasm_bindgen::JsCast;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::web_sys::ReadableStreamDefaultReader;
 use worker::{Headers, Request, Response, Result};
 
 /// Largest MCP request body accepted; larger ones get 413 before they are parsed.
@@ -75,17 +79,41 @@ pub fn preflight(origin: Option<&str>) -> Result<Response> {
     with_cors(response, origin)
 }
 
-/// Reads the body, refusing more than `limit` bytes (checked on the header first).
+/// Reads the body, refusing more than `limit` bytes: on the declared `Content-Length` first,
+/// then while reading, so a chunked body is never buffered past the limit. Past it the reader
+/// is released, not cancelled: the rest is left unread (a cancel would reset the connection
+/// before the client reads the 413) and the answer goes out at once.
 pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, u16> {
     let declared = header(req, "Content-Length").and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(413);
     }
-    let bytes = req.bytes().await.map_err(|_| 400u16)?;
-    if bytes.len() > limit {
-        return Err(413);
-    }
-    Ok(bytes)
+    let Some(stream) = req.inner().body() else {
+        return Ok(Vec::new());
+    };
+    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    let outcome = loop {
+        let Ok(step) = JsFuture::from(reader.read()).await else {
+            break Err(400);
+        };
+        if Reflect::get(&step, &"done".into()).is_ok_and(|done| done.is_truthy()) {
+            break Ok(());
+        }
+        let Ok(value) = Reflect::get(&step, &"value".into()) else {
+            break Err(400);
+        };
+        let chunk = Uint8Array::new(&value);
+        let len = chunk.length() as usize;
+        if body.len() + len > limit {
+            break Err(413);
+        }
+        let start = body.len();
+        body.resize(start + len, 0);
+        chunk.copy_to(&mut body[start..]);
+    };
+    reader.release_lock();
+    outcome.map(|()| body)
 }
 
 /// The bearer token of an `Authorization` header, if any.
