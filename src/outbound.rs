@@ -364,6 +364,18 @@ impl OutboundRequest {
     }
 }
 
+impl OutboundRequest {
+    /// Every form in which `secret` leaves the gateway (as is, and base64 for `basic`), for
+    /// redacting it from what the upstream answers.
+    pub fn credential_forms(&self, secret: &str) -> Vec<String> {
+        let mut forms = vec![secret.to_owned()];
+        if self.auth == AuthScheme::Basic {
+            forms.push(base64(secret.as_bytes()));
+        }
+        forms
+    }
+}
+
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);

@@ -112,6 +112,12 @@ fn the_secret_is_read_only_when_the_tenant_owns_its_name() {
     }
     r.credential_ref = None;
     assert_eq!(r.credential_name("acme"), Ok(None));
+    assert_eq!(r.credential_forms("tok"), ["tok"]);
+    r.auth = AuthScheme::Basic;
+    assert_eq!(
+        r.credential_forms("user:pass"),
+        ["user:pass", "dXNlcjpwYXNz"]
+    );
 }
 
 #[test]

@@ -119,8 +119,5 @@ pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Resul
 /// The bearer token of an `Authorization` header, if any.
 pub fn bearer(req: &Request) -> Option<String> {
     let value = header(req, "Authorization")?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim().to_owned())
+    crate::grant::bearer_token(&value).map(str::to_owned)
 }

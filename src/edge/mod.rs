@@ -319,7 +319,7 @@ async fn serve_mcp(
     log.tool = exchange.tool.clone();
     let mut results = Vec::new();
     for effect in exchange.take_effects() {
-        results.push(perform(env, ctx, config, &identity, effect).await?);
+        results.push(perform(env, ctx, config, &identity, effect).await);
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {
@@ -350,18 +350,26 @@ fn clock(req: &Request, config: &Config) -> i64 {
     now_ms() + offset
 }
 
+/// Performs one effect. Whatever fails is that call's answer, never the request's: a batch's
+/// other calls keep theirs.
 async fn perform(
     env: &Env,
     ctx: &Context,
     config: &Config,
     identity: &Identity,
     effect: Effect,
-) -> Result<std::result::Result<CallToolResult, RpcError>> {
+) -> std::result::Result<CallToolResult, RpcError> {
     match effect {
-        Effect::Roster(command) => Ok(match roster(env, &identity.tenant, &command).await? {
-            Ok(value) => Ok(CallToolResult::json(value)),
-            Err(error) => Ok(CallToolResult::error(error.to_string())),
-        }),
+        Effect::Roster(command) => match roster(env, &identity.tenant, &command).await {
+            Ok(Ok(value)) => Ok(CallToolResult::json(value)),
+            Ok(Err(error)) => Ok(CallToolResult::error(error.to_string())),
+            Err(error) => {
+                worker::console_error!("roster command failed: {error}");
+                Ok(CallToolResult::error(
+                    "the gateway could not reach the tenant's roster; try again",
+                ))
+            }
+        },
         Effect::Outbound(call) => {
             outbound::execute(
                 env,
@@ -434,21 +442,26 @@ async fn put_document(
     }
 }
 
-fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, &'static str)> {
-    let Ok(secret) = env.secret(binding::ADMIN_SECRET).map(|s| s.to_string()) else {
-        return Err((
-            503,
-            "the admin API is disabled: set the ADMIN_SECRET secret",
-        ));
+fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, String)> {
+    let stored = env
+        .secret(binding::ADMIN_SECRET)
+        .map(|s| s.to_string())
+        .ok();
+    let secret = match admin::usable_admin_secret(stored.as_deref()) {
+        Ok(secret) => secret,
+        Err(disabled) => {
+            worker::console_error!("{disabled}");
+            return Err((503, disabled.to_string()));
+        }
     };
     match bearer(req) {
         Some(token) if crate::grant::constant_time_eq(token.as_bytes(), secret.as_bytes()) => {
             Ok(())
         }
-        Some(_) => Err((401, "unauthorized: wrong admin secret")),
+        Some(_) => Err((401, "unauthorized: wrong admin secret".into())),
         None => Err((
             401,
-            "unauthorized: send Authorization: Bearer <admin secret>",
+            "unauthorized: send Authorization: Bearer <admin secret>".into(),
         )),
     }
 }
@@ -471,7 +484,7 @@ async fn serve_admin(
 ) -> Result<Response> {
     if let Err((status, message)) = admin_authorized(&req, env) {
         log.outcome = "admin_unauthorized".into();
-        let response = error_response(status, message)?;
+        let response = error_response(status, &message)?;
         if status == 401 {
             response
                 .headers()

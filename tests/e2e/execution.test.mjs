@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages } from "./lib.mjs";
+import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages, post, read } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
 const CREDENTIAL = "e2e-upstream-secret"; // the T_EXEC__UPSTREAM_TOKEN var scripts/e2e.sh sets
@@ -17,7 +17,7 @@ const requestOptions = { timeout: REQUEST_TIMEOUT_MS };
 const TENANT = "exec";
 const str = { type: "string" };
 const CONTROL = new Set(["whoami", "list_connectors", "list_connections", "describe_tool", "list_my_grants", "revoke_my_grant"]);
-const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect"];
+const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect", "echoauth"];
 
 let up;
 let grant;
@@ -147,7 +147,7 @@ describe("execution against a recording upstream", () => {
 
   test("the listing: merged tools with the visible connections only, frozen team removed", async () => {
     const tools = await walkToolPages((cursor) => client.listTools(cursor === undefined ? {} : { cursor }, requestOptions));
-    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_fail", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
+    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_echoauth", "call_fail", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
     const note = tools.find((t) => t.name === "create_note");
     assert.deepEqual(note.inputSchema.properties.connection.enum, ["Backup", "Main"], "the withheld connection is not offered");
     assert.equal(note.inputSchema.properties.team, undefined, "the frozen field is not advertised");
@@ -259,6 +259,10 @@ describe("execution against a recording upstream", () => {
     ["invalid JSON with a JSON content type", "call_badjson", (r) => {
       assert.match(r.content[0].text, /^upstream said its body was JSON but it does not parse/);
     }],
+    ["401 quoting the credential it got (redacted, issue 15 item 11)", "call_echoauth", (r) => {
+      assert.equal(r.content[0].text, "upstream answered HTTP 401: credential refused: Bearer [redacted]");
+      assert.equal(r.structuredContent.excerpt, "credential refused: Bearer [redacted]");
+    }],
     ["redirect to another origin (not followed)", "call_redirect", (r) => {
       assert.equal(r.structuredContent.status, 302);
       assert.match(r.content[0].text, /HTTP 302 \(a redirect; the gateway does not follow redirects\)/);
@@ -362,6 +366,9 @@ function documents2(origin) {
     tenant: TENANT2,
     connectors: ["markitdown"],
     private_connectors: [
+      // A host that passes the gateway's checks but that the platform's URL parser refuses
+      // (invalid punycode): building the request fails inside the Worker.
+      { ...connector("idn-api", { scheme: "bearer" }, [get("idn_get", "/idn")]), origin: "https://xn--a.example" },
       connector("basic-api", { scheme: "basic" }, [get("basic_get", "/basic")]),
       connector("key-api", { scheme: "header", header: "X-Api-Key" }, [get("key_get", "/key")]),
       connector("dis-api", { scheme: "bearer" }, [get("dis_get", "/dis/{id}", { id: str }, ["id"])]),
@@ -385,6 +392,7 @@ function documents2(origin) {
       { id: "mix-off", connector: "mix-api", label: "Off", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "disabled" },
       { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "T_EXEC2__UPSTREAM_TOKEN" },
       { id: "md", connector: "markitdown", label: "Markitdown" },
+      { id: "idn-conn", connector: "idn-api", label: "Idn", credential: "T_EXEC2__UPSTREAM_TOKEN" },
     ],
   };
   const policy = {
@@ -396,6 +404,7 @@ function documents2(origin) {
       narrow: { connectors: { allow: ["paths-api"] }, paths: [{ connector: "paths-api", prefixes: ["/v1/items", "/v1/folders/public"] }] },
       wide: { connectors: { allow: ["paths-api"] } },
       dir: { connectors: { allow: ["markitdown"] } },
+      idn: { connectors: { allow: ["idn-api", "paths-api"] } },
     },
   };
   return { catalog, policy };
@@ -404,7 +413,7 @@ function documents2(origin) {
 describe("execution: auth schemes, connection status, path rules, no-operation tools, caps", () => {
   let up2;
   const grants = {};
-  const ROLES = ["auth", "disabled", "narrow", "wide", "dir"];
+  const ROLES = ["auth", "disabled", "narrow", "wide", "dir", "idn"];
 
   /** tools/call and execute_tool for one member; both must answer 200 and agree. Returns the tools/call JSON. */
   async function both(role, name, args) {
@@ -463,6 +472,20 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
   });
   after(async () => {
     await up2?.close();
+  });
+
+  test("a request the platform cannot build is that call's isError; the batch's other calls still answer", async () => {
+    up2.take();
+    const call = (id, name, args) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+    const answer = await read(await post([call(1, "idn_get", {}), { jsonrpc: "2.0", id: 2, method: "ping" }, call(3, "item_get", { item_id: "batch-ok" })], { grant: grants.idn }));
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.length, 3, answer.text);
+    assert.equal(answer.json[0].id, 1);
+    assert.equal(answer.json[0].result?.isError, true, answer.text);
+    assert.match(answer.json[0].result.content[0].text, /^the gateway could not send this request: /);
+    assert.deepEqual(answer.json[1], { jsonrpc: "2.0", id: 2, result: {} });
+    assert.equal(answer.json[2].result.structuredContent.path, "/v1/items/batch-ok");
+    assert.deepEqual(up2.take().map((r) => r.path), ["/v1/items/batch-ok"], "only the buildable call was sent");
   });
 
   test("basic auth: Authorization: Basic base64(secret), the secret's colons and space kept", async () => {

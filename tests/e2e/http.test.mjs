@@ -495,13 +495,19 @@ describe("grants", () => {
 });
 
 describe("admin API authentication", () => {
+  test("the right secret with extra ASCII spaces lists members", async () => {
+    const answer = await admin("GET", `tenants/${TENANT}/members`, undefined, { secret: `  ${ADMIN_SECRET}  ` });
+    assert.equal(answer.status, 200, answer.text);
+  });
+
   test("the right secret lists members", async () => {
     const answer = await admin("GET", `tenants/${TENANT}/members`);
     assert.equal(answer.status, 200, answer.text);
     assert.ok(JSON.stringify(answer.json).includes(DEMO_MEMBER));
   });
 
-  for (const [what, secret] of [["a wrong secret", `${ADMIN_SECRET}x`], ["no secret", null], ["a member's grant", DEMO_GRANT]]) {
+  // Only ASCII spaces around the token are dropped; a non-breaking space is part of it.
+  for (const [what, secret] of [["a wrong secret", `${ADMIN_SECRET}x`], ["no secret", null], ["a member's grant", DEMO_GRANT], ["the secret plus a non-breaking space", `${ADMIN_SECRET}\u00a0`]]) {
     test(`${what} → 401`, async () => {
       const answer = await admin("GET", `tenants/${TENANT}/members`, undefined, { secret });
       assert.equal(answer.status, 401, answer.text);

@@ -4,6 +4,7 @@
 //
 //   /v1/text       200 text/plain
 //   /v1/fail       500 text/plain "internal failure: database on fire"
+//   /v1/echoauth   401 text/plain quoting the Authorization header it got
 //   /v1/rate       429 application/json {"error":"rate limited"} with Retry-After
 //   /v1/slow       200 JSON, but only after SLOW_MS (longer than the gateway's timeout)
 //   /v1/badjson    200 application/json whose body is not JSON
@@ -36,6 +37,11 @@ export async function startUpstream() {
         case "/v1/fail":
           res.writeHead(500, { "Content-Type": "text/plain" });
           res.end("internal failure: database on fire");
+          return;
+        case "/v1/echoauth":
+          // An API that quotes the credential it refused: the gateway must not pass it on.
+          res.writeHead(401, { "Content-Type": "text/plain" });
+          res.end(`credential refused: ${req.headers.authorization ?? ""}`);
           return;
         case "/v1/rate":
           return json(429, { error: "rate limited" }, { "Retry-After": "30" });
