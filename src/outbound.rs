@@ -422,6 +422,64 @@ fn bad_value(name: &str, message: impl Into<String>) -> OutboundError {
     }
 }
 
+/// Percent-decodes until nothing changes, so `%252F` is seen as the `/` an upstream that
+/// decodes twice would see. Each round that changes anything is shorter, so this ends.
+pub fn decode_fully(text: &str) -> String {
+    let mut current = text.to_owned();
+    loop {
+        let bytes = current.as_bytes();
+        let mut decoded = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+            match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+                (b'%', Some(high), Some(low)) => {
+                    decoded.push((high * 16 + low) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    decoded.push(b);
+                    i += 1;
+                }
+            }
+        }
+        let decoded = String::from_utf8_lossy(&decoded).into_owned();
+        if decoded == current {
+            return decoded;
+        }
+        current = decoded;
+    }
+}
+
+/// One path segment of a placeholder's value: never empty, never `.` or `..`, never holding a
+/// `/` or `\`, raw or encoded (with `multi` the value was split on its raw slashes already):
+/// an upstream or proxy that decodes and normalises would otherwise climb out of a path prefix.
+fn check_segment(name: &str, segment: &str, multi: bool) -> Result<(), OutboundError> {
+    let decoded = decode_fully(segment);
+    if segment.is_empty() {
+        return Err(bad_value(
+            name,
+            "fills URL path segments and must not have an empty one (\"//\", or \"/\" at either end)",
+        ));
+    }
+    if decoded == "." || decoded == ".." {
+        return Err(bad_value(
+            name,
+            "fills a URL path segment and cannot be \".\" or \"..\"",
+        ));
+    }
+    // With `multi`, raw slashes were split on already: any left came from an encoding.
+    if decoded.contains(['/', '\\']) {
+        let message = if multi {
+            "fills URL path segments and must not contain \"\\\" or an encoded \"/\""
+        } else {
+            "fills one URL path segment and must not contain \"/\" or \"\\\", raw or percent-encoded (the operation does not declare it multi_segment)"
+        };
+        return Err(bad_value(name, message));
+    }
+    Ok(())
+}
+
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
@@ -467,13 +525,17 @@ pub fn build_request(
                         "placed in the URL",
                     ));
                 }
-                if text == "." || text == ".." {
-                    return Err(bad_value(
-                        name,
-                        "fills a URL path segment and cannot be \".\" or \"..\"",
-                    ));
+                if operation.multi_segment.iter().any(|m| m == name) {
+                    let mut segments = Vec::new();
+                    for segment in text.split('/') {
+                        check_segment(name, segment, true)?;
+                        segments.push(encode_component(segment));
+                    }
+                    path.push_str(&segments.join("/"));
+                } else {
+                    check_segment(name, &text, false)?;
+                    path.push_str(&encode_component(&text));
                 }
-                path.push_str(&encode_component(&text));
             }
         }
     }

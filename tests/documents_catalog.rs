@@ -96,6 +96,10 @@ fn a_valid_catalog_parses_into_typed_values() {
     let op = tool.operation.as_ref().unwrap();
     assert_eq!(op.method, Method::Get);
     assert_eq!(op.path_params().collect::<Vec<_>>(), ["id"]);
+    assert!(
+        op.multi_segment.is_empty(),
+        "single-segment unless declared"
+    );
     assert_eq!(
         catalog.connection("notion-ops").unwrap().status,
         ConnectionStatus::Disabled
@@ -670,6 +674,16 @@ fn operation_rules() {
         tool_errors(t)
     };
     let at = "connectors[0].tools[0].operation";
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id}", "multi_segment": ["q"]})),
+        [format!(
+            "{at}.multi_segment[0]: \"q\" is not a placeholder of this operation's path"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id}", "multi_segment": "id"})).len(),
+        1
+    );
     assert_eq!(
         errs(json!({"method": "TRACE", "path": "/a"})),
         [format!(

@@ -261,6 +261,10 @@ pub struct Operation {
     pub headers: Vec<String>,
     /// Where the remaining declared arguments go.
     pub rest: ArgPlace,
+    /// Path placeholders whose value may span several segments (`a/b/c`, like a file path).
+    /// Every other placeholder fills exactly one segment: a `/` or `\` in its value, raw or
+    /// percent-encoded, is refused.
+    pub multi_segment: Vec<String>,
 }
 
 impl Operation {
@@ -750,7 +754,15 @@ fn parse_operation(
     input_schema: Option<&Value>,
     problems: &mut Problems,
 ) -> Option<Operation> {
-    const FIELDS: &[&str] = &["method", "path", "query", "body", "headers", "rest"];
+    const FIELDS: &[&str] = &[
+        "method",
+        "path",
+        "query",
+        "body",
+        "headers",
+        "rest",
+        "multi_segment",
+    ];
     let fields = Fields::of(value, path, FIELDS, problems)?;
     let method = fields
         .required_str("method", problems)
@@ -875,6 +887,23 @@ fn parse_operation(
             }
         }
     }
+    let mut multi_segment = Vec::new();
+    for (at, name) in fields
+        .optional_strings("multi_segment", problems)
+        .unwrap_or_default()
+    {
+        if !seen_params.contains(&name) {
+            problems.push(
+                &at,
+                format!(
+                    "{} is not a placeholder of this operation's path",
+                    quote(name)
+                ),
+            );
+        } else if !multi_segment.iter().any(|m| m == name) {
+            multi_segment.push(name.to_owned());
+        }
+    }
     let [query, body, headers] = lists;
     Some(Operation {
         method,
@@ -884,6 +913,7 @@ fn parse_operation(
         body,
         headers,
         rest,
+        multi_segment,
     })
 }
 

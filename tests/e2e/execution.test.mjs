@@ -199,14 +199,10 @@ describe("execution against a recording upstream", () => {
   // Values that could change the URL's shape. Either refused before sending, or sent with the
   // value percent-encoded inside its one segment (the path shape unchanged).
   const encodedCases = [
-    ["path traversal ../x", "../x", "/v1/items/..%2Fx"],
-    ["encoded traversal %2e%2e", "%2e%2e", "/v1/items/%252e%252e"],
-    ["encoded slash %2F", "a%2Fb", "/v1/items/a%252Fb"],
     ["CR/LF", "a\r\nHost: evil.example", "/v1/items/a%0D%0AHost%3A%20evil.example"],
     ["@ (userinfo)", "u@evil.example", "/v1/items/u%40evil.example"],
     ["# (fragment)", "a#frag", "/v1/items/a%23frag"],
     ["? (query)", "a?admin=1", "/v1/items/a%3Fadmin%3D1"],
-    ["/ inside a value", "a/b/c", "/v1/items/a%2Fb%2Fc"],
   ];
   for (const [what, value, expected] of encodedCases) {
     test(`hostile path value, ${what}: sent percent-encoded in its own segment`, async () => {
@@ -221,8 +217,19 @@ describe("execution against a recording upstream", () => {
     });
   }
 
+  const oneSegment = /^request refused before sending: arguments\.item_id: fills one URL path segment and must not contain "\/" or "\\", raw or percent-encoded \(the operation does not declare it multi_segment\)$/;
+  const dotSegment = /^request refused before sending: arguments\.item_id: fills a URL path segment and cannot be "\." or "\.\."$/;
   const refusedCases = [
-    ["a dot-dot segment", "get_item", { item_id: "..", connection: "Main" }, /^request refused before sending: arguments\.item_id: fills a URL path segment and cannot be "\." or "\.\."$/],
+    // Issue 15, item 10: a slash or backslash in a single-segment placeholder, in any encoding.
+    ["path traversal ../x", "get_item", { item_id: "../x", connection: "Main" }, oneSegment],
+    ["encoded traversal ..%2F..%2Fadmin", "get_item", { item_id: "..%2F..%2Fadmin", connection: "Main" }, oneSegment],
+    ["an encoded slash %2F", "get_item", { item_id: "a%2Fb", connection: "Main" }, oneSegment],
+    ["a double-encoded slash %252F", "get_item", { item_id: "a%252Fb", connection: "Main" }, oneSegment],
+    ["/ inside a value", "get_item", { item_id: "a/b/c", connection: "Main" }, oneSegment],
+    ["a backslash", "get_item", { item_id: "a\\..\\b", connection: "Main" }, oneSegment],
+    ["an encoded backslash %5C", "get_item", { item_id: "a%5C..", connection: "Main" }, oneSegment],
+    ["an encoded dot-dot %2e%2e", "get_item", { item_id: "%2e%2e", connection: "Main" }, dotSegment],
+    ["a dot-dot segment", "get_item", { item_id: "..", connection: "Main" }, dotSegment],
     ["a dot segment", "get_item", { item_id: ".", connection: "Main" }, /arguments\.item_id: fills a URL path segment and cannot be/],
     ["a huge value (100,000 characters)", "get_item", { item_id: "x".repeat(100_000), connection: "Main" }, /arguments\.item_id/],
     ["CR/LF in a header argument", "create_note", { folder: "f", title: "t", "X-Trace": "a\r\nX-Evil: 1", connection: "Main" }, /^request refused before sending: arguments\.X-Trace: is sent as a header and must not contain control characters or line breaks$/],
@@ -376,6 +383,7 @@ function documents2(origin) {
       connector("paths-api", { scheme: "bearer" }, [
         get("item_get", "/items/{item_id}", { item_id: str }, ["item_id"]),
         get("folder_get", "/folders/{folder}/list", { folder: str }, ["folder"]),
+        { ...get("tree_get", "/folders/{path}", { path: str }, ["path"]), operation: { method: "GET", path: "/folders/{path}", multi_segment: ["path"] } },
         {
           name: "put_thing",
           description: "Store a thing with a query, a body and a header argument.",
@@ -544,11 +552,26 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
   });
 
   const outside = /^request refused before sending: the outbound URL path is outside the prefixes your policy allows \("\/v1\/items", "\/v1\/folders\/public"\)$/;
-  for (const [what, folder] of [["another folder", "private"], ["a sibling sharing the prefix's letters (segment-aware)", "public-evil"], ["an encoded slash trying to climb in", "public/../../items"]]) {
+  for (const [what, folder] of [["another folder", "private"], ["a sibling sharing the prefix's letters (segment-aware)", "public-evil"], ["a sibling folder", "public-x"]]) {
     test(`path rule: outside every prefix, ${what}: refused, nothing sent`, async () => {
       await refused2("narrow", "folder_get", { folder }, outside);
     });
   }
+
+  test("path rule: a slash trying to climb in is refused before the rule, in every encoding; nothing sent", async () => {
+    for (const folder of ["public/../../items", "public%2F..%2F..%2Fitems", "public%252F..", "public\\..\\x"]) {
+      await refused2("narrow", "folder_get", { folder }, /^request refused before sending: arguments\.folder: fills one URL path segment and must not contain/);
+    }
+  });
+
+  test("a declared multi_segment placeholder keeps its slashes, inside the policy's prefixes", async () => {
+    const [, r] = await sent2("narrow", "tree_get", { path: "public/docs/a b.md" });
+    assert.equal(r.url, "/v1/folders/public/docs/a%20b.md");
+    for (const path of ["public/../private", "public/%2e%2e/private", "public/a%2F..%2F..", "public//x", "public\\..\\x"]) {
+      await refused2("narrow", "tree_get", { path }, /^request refused before sending: arguments\.path: fills (a )?URL path segments? and /);
+    }
+    await refused2("narrow", "tree_get", { path: "private/x" }, outside);
+  });
 
   test("path rule: the same calls run for a role without the rule (the refusal is the rule's)", async () => {
     const [, r] = await sent2("wide", "folder_get", { folder: "private" });

@@ -214,13 +214,13 @@ def test_execute_tool_reaches_the_upstream(mode, upstream_tenant):
     grant, recorded = upstream_tenant
 
     async def body(client):
-        return await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": "a b/c", "view": "full"}})
+        return await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": "a b+c", "view": "full"}})
 
     recorded.clear()
     result = connected(grant, mode, body)
     assert not result.is_error, result
-    assert result.structured_content == {"method": "GET", "path": "/v1/items/a%20b%2Fc", "query": {"view": "full"}}
-    assert [r["path"] for r in recorded] == ["/v1/items/a%20b%2Fc?view=full"]
+    assert result.structured_content == {"method": "GET", "path": "/v1/items/a%20b%2Bc", "query": {"view": "full"}}
+    assert [r["path"] for r in recorded] == ["/v1/items/a%20b%2Bc?view=full"]
     assert recorded[0]["headers"]["authorization"] == f"Bearer {UPSTREAM_CREDENTIAL}"
     assert grant not in json.dumps(recorded), "the grant is not forwarded"
 
