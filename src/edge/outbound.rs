@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
+use futures_util::StreamExt;
 use worker::{
     AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
     RequestRedirect,
@@ -18,7 +19,7 @@ use crate::mcp::CallToolResult;
 use crate::outbound::{build_request, OutboundConfig, OutboundRequest};
 use crate::resolver::{CallError, ResolvedCall};
 use crate::roster::{Command, Identity};
-use crate::upstream;
+use crate::upstream::{self, BodyReader};
 
 pub async fn execute(
     env: &Env,
@@ -135,18 +136,29 @@ async fn send(
     let outgoing = Request::new_with_init(&request.url, &init)?;
     let controller = AbortController::default();
     let signal = controller.signal();
-    let send = Box::pin(async move { Fetch::Request(outgoing).send_with_signal(&signal).await });
-    let timeout = Delay::from(Duration::from_millis(timeout_ms));
-    Ok(match select(send, timeout).await {
-        Either::Left((Ok(mut response), _)) => {
-            let status = response.status_code();
-            let content_type = response.headers().get("Content-Type").ok().flatten();
-            let body = response.bytes().await.unwrap_or_default();
-            (
-                upstream::map_response(status, content_type.as_deref(), &body, &forms),
-                Some(status),
-            )
+    // One deadline for the headers and the whole body: a slow drip of bytes cannot hold the
+    // call open past it, and the body is read only up to `upstream::MAX_READ_BYTES`.
+    let exchange = Box::pin(async move {
+        let mut response = Fetch::Request(outgoing).send_with_signal(&signal).await?;
+        let status = response.status_code();
+        let content_type = response.headers().get("Content-Type").ok().flatten();
+        let mut body = BodyReader::default();
+        // No stream means an empty body.
+        if let Ok(mut stream) = response.stream() {
+            while let Some(chunk) = stream.next().await {
+                if !body.push(&chunk?) {
+                    break;
+                }
+            }
         }
+        Ok::<_, worker::Error>((status, content_type, body))
+    });
+    let deadline = Delay::from(Duration::from_millis(timeout_ms));
+    Ok(match select(exchange, deadline).await {
+        Either::Left((Ok((status, content_type, body)), _)) => (
+            upstream::map_response(status, content_type.as_deref(), &body, &forms),
+            Some(status),
+        ),
         Either::Left((Err(error), _)) => (
             upstream::unreachable(&upstream::redact(&error.to_string(), &forms)),
             None,
@@ -154,7 +166,7 @@ async fn send(
         Either::Right(_) => {
             controller.abort();
             (
-                upstream::unreachable(&format!("no answer within {timeout_ms} ms")),
+                upstream::unreachable(&format!("no complete answer within {timeout_ms} ms")),
                 None,
             )
         }

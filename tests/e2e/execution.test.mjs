@@ -17,7 +17,7 @@ const requestOptions = { timeout: REQUEST_TIMEOUT_MS };
 const TENANT = "exec";
 const str = { type: "string" };
 const CONTROL = new Set(["whoami", "list_connectors", "list_connections", "describe_tool", "list_my_grants", "revoke_my_grant"]);
-const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect", "echoauth"];
+const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect", "echoauth", "drip", "huge"];
 
 let up;
 let grant;
@@ -147,7 +147,7 @@ describe("execution against a recording upstream", () => {
 
   test("the listing: merged tools with the visible connections only, frozen team removed", async () => {
     const tools = await walkToolPages((cursor) => client.listTools(cursor === undefined ? {} : { cursor }, requestOptions));
-    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_echoauth", "call_fail", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
+    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_drip", "call_echoauth", "call_fail", "call_huge", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
     const note = tools.find((t) => t.name === "create_note");
     assert.deepEqual(note.inputSchema.properties.connection.enum, ["Backup", "Main"], "the withheld connection is not offered");
     assert.equal(note.inputSchema.properties.team, undefined, "the frozen field is not advertised");
@@ -294,11 +294,35 @@ describe("execution against a recording upstream", () => {
     const result = await client.callTool({ name: "call_slow", arguments: { connection: "Main" } }, undefined, requestOptions);
     const took = Date.now() - started;
     assert.equal(result.isError, true);
-    assert.match(result.content[0].text, /^the upstream API could not be reached: no answer within 1500 ms$/);
+    assert.match(result.content[0].text, /^the upstream API could not be reached: no complete answer within 1500 ms$/);
     assert.ok(took >= 1_400 && took < 3_900, `gave up at the timeout, not at the upstream's answer: ${took} ms`);
     assert.equal(up.take().length, 1, "sent once, no retry");
     const again = await client.callTool({ name: "get_item", arguments: { item_id: "after-slow", connection: "Main" } }, undefined, requestOptions);
     assert.equal(again.structuredContent.path, "/v1/items/after-slow", "the worker keeps serving");
+  });
+
+  test("upstream headers at once, then a body dripping past the timeout: one deadline covers both", async () => {
+    up.take();
+    const started = Date.now();
+    const result = await client.callTool({ name: "call_drip", arguments: { connection: "Main" } }, undefined, requestOptions);
+    const took = Date.now() - started;
+    assert.equal(result.isError, true, JSON.stringify(result));
+    assert.equal(result.content[0].text, "the upstream API could not be reached: no complete answer within 1500 ms");
+    assert.ok(took >= 1_400 && took < 3_500, `gave up at the deadline, not when the body ended: ${took} ms`);
+    assert.equal(up.take().length, 1);
+  });
+
+  test("an upstream body that never ends is read up to the cap and no further", async () => {
+    up.take();
+    const started = Date.now();
+    const result = await client.callTool({ name: "call_huge", arguments: { connection: "Main" } }, undefined, requestOptions);
+    assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 300));
+    const text = result.content[0].text;
+    assert.ok(text.startsWith("z".repeat(1000)));
+    assert.ok(text.endsWith("\n[truncated: 65536 bytes shown; the upstream sent more than 262144]"), text.slice(-120));
+    assert.ok(Date.now() - started < 1_400, "answered from the first bytes, not at the deadline");
+    const who = await client.callTool({ name: "whoami", arguments: {} }, undefined, requestOptions);
+    assert.equal(who.structuredContent.member, "m1", "the worker keeps serving");
   });
 
   test("the SDK sees refusals as JSON-RPC invalid-params errors", async () => {
@@ -633,8 +657,13 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
     const answer = await callTool(grants.wide, "put_thing", { text });
     assert.equal(answer.status, 200, answer.text.slice(0, 400));
     assert.notEqual(answer.json.result?.isError, true, answer.text.slice(0, 400));
+    // The stand-in echoes the 900 KB back; the gateway reads 256 KiB of it and drops the
+    // connection, which the stand-in records as a reset.
+    assert.match(answer.json.result.content[0].text, /\[truncated: 65536 bytes shown; the upstream sent more than 262144\]$/);
+    const until = Date.now() + 2_000;
+    while (!up2.requests.some((x) => x.refused) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const [r, ...more] = up2.take();
-    assert.deepEqual(more, []);
+    assert.deepEqual(more.filter((x) => x.refused !== "ECONNRESET"), []);
     assert.equal(JSON.parse(r.body).text, text);
     const huge = await callTool(grants.wide, "put_thing", { text: "b".repeat(2 * MIB) });
     assert.equal(huge.status, 413, huge.text.slice(0, 400));
