@@ -1,9 +1,6 @@
 //! Small HTTP helpers for the shell: JSON answers, CORS, origin checks, bounded bodies.
 
-use worker::js_sys::{Reflect, Uint8Array};
-use worker::wasm_bindgen::JsCast;
-use worker::wasm_bindgen_futures::JsFuture;
-use worker::web_sys::ReadableStreamDefaultReader;
+use futures_util::StreamExt;
 use worker::{Headers, Request, Response, Result};
 
 /// Largest MCP request body accepted; larger ones get 413 before they are parsed.
@@ -80,40 +77,26 @@ pub fn preflight(origin: Option<&str>) -> Result<Response> {
 }
 
 /// Reads the body, refusing more than `limit` bytes: on the declared `Content-Length` first,
-/// then while reading, so a chunked body is never buffered past the limit. Past it the reader
-/// is released, not cancelled: the rest is left unread (a cancel would reset the connection
-/// before the client reads the 413) and the answer goes out at once.
+/// then while streaming, so a chunked body is never buffered past the limit. Past it the stream
+/// is dropped, which cancels the rest unread, and the 413 goes out at once.
 pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, u16> {
     let declared = header(req, "Content-Length").and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(413);
     }
-    let Some(stream) = req.inner().body() else {
+    if req.inner().body().is_none() {
         return Ok(Vec::new());
-    };
-    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+    }
+    let mut stream = req.stream().map_err(|_| 400u16)?;
     let mut body = Vec::with_capacity(declared.unwrap_or(0));
-    let outcome = loop {
-        let Ok(step) = JsFuture::from(reader.read()).await else {
-            break Err(400);
-        };
-        if Reflect::get(&step, &"done".into()).is_ok_and(|done| done.is_truthy()) {
-            break Ok(());
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| 400u16)?;
+        if body.len() + chunk.len() > limit {
+            return Err(413);
         }
-        let Ok(value) = Reflect::get(&step, &"value".into()) else {
-            break Err(400);
-        };
-        let chunk = Uint8Array::new(&value);
-        let len = chunk.length() as usize;
-        if body.len() + len > limit {
-            break Err(413);
-        }
-        let start = body.len();
-        body.resize(start + len, 0);
-        chunk.copy_to(&mut body[start..]);
-    };
-    reader.release_lock();
-    outcome.map(|()| body)
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The bearer token of an `Authorization` header, if any.
