@@ -74,8 +74,9 @@ setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-inter
   --persist-to "$WORK/state" \
   --var "ADMIN_SECRET:$ADMIN_SECRET" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
   --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" \
-  --var "E2E_UPSTREAM_TOKEN:e2e-upstream-secret" --var "E2E_BASIC_SECRET:e2e-user:pa:ss word" \
-  --var "E2E_HEADER_SECRET:e2e-header-secret" \
+  --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
+  --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
+  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" \
   > "$WORK/wrangler.log" 2>&1 < /dev/null &
 WRANGLER_PID=$!
 

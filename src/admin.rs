@@ -9,6 +9,41 @@ use std::fmt;
 use crate::grant::valid_id;
 use crate::roster::MemberStatus;
 
+/// Shortest admin secret the API accepts: 32 bytes is 256 bits when the secret is random
+/// bytes, and still far beyond guessing when it is hex or base64 of 24 random bytes.
+pub const MIN_ADMIN_SECRET_BYTES: usize = 32;
+
+/// Why the admin API is off; it answers 503 with this message and logs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminDisabled {
+    Missing,
+    TooShort { bytes: usize },
+}
+
+impl fmt::Display for AdminDisabled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = crate::binding::ADMIN_SECRET;
+        match self {
+            AdminDisabled::Missing => write!(f, "the admin API is disabled: set the {name} secret"),
+            AdminDisabled::TooShort { bytes } => write!(
+                f,
+                "the admin API is disabled: {name} is {bytes} bytes long and must be at least {MIN_ADMIN_SECRET_BYTES} (for example 24 random bytes as 48 hex digits)"
+            ),
+        }
+    }
+}
+
+/// The admin secret if it may be used: present and at least [`MIN_ADMIN_SECRET_BYTES`] long.
+pub fn usable_admin_secret(secret: Option<&str>) -> Result<&str, AdminDisabled> {
+    match secret {
+        None | Some("") => Err(AdminDisabled::Missing),
+        Some(s) if s.len() < MIN_ADMIN_SECRET_BYTES => {
+            Err(AdminDisabled::TooShort { bytes: s.len() })
+        }
+        Some(s) => Ok(s),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     ListMembers {
@@ -237,6 +272,23 @@ pub fn valid_role(role: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_or_missing_admin_secret_disables_the_api() {
+        assert_eq!(usable_admin_secret(None), Err(AdminDisabled::Missing));
+        assert_eq!(usable_admin_secret(Some("")), Err(AdminDisabled::Missing));
+        let short = "x".repeat(MIN_ADMIN_SECRET_BYTES - 1);
+        assert_eq!(
+            usable_admin_secret(Some(&short)),
+            Err(AdminDisabled::TooShort { bytes: 31 })
+        );
+        assert_eq!(
+            AdminDisabled::TooShort { bytes: 31 }.to_string(),
+            "the admin API is disabled: ADMIN_SECRET is 31 bytes long and must be at least 32 (for example 24 random bytes as 48 hex digits)"
+        );
+        let ok = "x".repeat(MIN_ADMIN_SECRET_BYTES);
+        assert_eq!(usable_admin_secret(Some(&ok)), Ok(ok.as_str()));
+    }
 
     #[test]
     fn routes() {

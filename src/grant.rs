@@ -105,6 +105,15 @@ pub fn hash_token(token: &str) -> String {
 }
 
 /// Compares two secrets without an early exit on the first differing byte.
+/// The token of an `Authorization: Bearer <token>` value. Only ASCII spaces around the token
+/// are dropped: any other character (a tab, a non-breaking space) is part of what is compared,
+/// so two different header values never pass as the same secret.
+pub fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let (a, b) = (Sha256::digest(a), Sha256::digest(b));
     a.iter()
@@ -119,6 +128,18 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn bearer_tokens_keep_everything_but_ascii_spaces() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer   abc  "), Some("abc"));
+        assert_eq!(bearer_token("Bearer abc\u{a0}"), Some("abc\u{a0}"));
+        assert_eq!(bearer_token("Bearer \tabc\t"), Some("\tabc\t"));
+        assert_eq!(bearer_token("Bearer abc\u{2003}"), Some("abc\u{2003}"));
+        assert_eq!(bearer_token("Bearer    "), None);
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -5,6 +5,7 @@
 //! CLI), never fetched here, so the same code ranks, resolves and dispatches in both.
 
 pub mod admin;
+pub mod binding;
 pub mod cache;
 pub mod catalog;
 pub mod control;

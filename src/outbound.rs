@@ -302,6 +302,9 @@ pub enum OutboundError {
     UrlRejected { reason: String },
     /// The stored credential cannot be sent as a header (its value is never shown).
     BadCredential,
+    /// The connection names a secret its tenant may not use (checked again at call time, so a
+    /// document that bypassed validation still cannot borrow another tenant's or the gateway's).
+    ForeignCredential { reason: String },
 }
 
 impl fmt::Display for OutboundError {
@@ -311,6 +314,10 @@ impl fmt::Display for OutboundError {
             OutboundError::UrlRejected { reason } => write!(f, "the outbound URL {reason}"),
             OutboundError::BadCredential => f.write_str(
                 "the connection's credential contains characters that cannot be sent in a header; ask an administrator to fix the secret",
+            ),
+            OutboundError::ForeignCredential { reason } => write!(
+                f,
+                "the connection's credential cannot be used: {reason}; ask an administrator"
             ),
         }
     }
@@ -325,6 +332,18 @@ impl From<OutboundError> for crate::resolver::CallError {
 }
 
 impl OutboundRequest {
+    /// The secret to read for `tenant`'s call, refused unless the tenant's naming scheme
+    /// allows it (`catalog::credential_problem`). `None` for `auth: none`.
+    pub fn credential_name(&self, tenant: &str) -> Result<Option<&str>, OutboundError> {
+        match &self.credential_ref {
+            None => Ok(None),
+            Some(name) => match crate::catalog::credential_problem(tenant, name) {
+                None => Ok(Some(name)),
+                Some(reason) => Err(OutboundError::ForeignCredential { reason }),
+            },
+        }
+    }
+
     /// The credential header for `secret`, the value of the secret named by `credential_ref`.
     pub fn credential_header(
         &self,
@@ -342,6 +361,18 @@ impl OutboundRequest {
             AuthScheme::Header(name) => Some((name.clone(), secret.to_owned())),
             AuthScheme::None => None,
         })
+    }
+}
+
+impl OutboundRequest {
+    /// Every form in which `secret` leaves the gateway (as is, and base64 for `basic`), for
+    /// redacting it from what the upstream answers.
+    pub fn credential_forms(&self, secret: &str) -> Vec<String> {
+        let mut forms = vec![secret.to_owned()];
+        if self.auth == AuthScheme::Basic {
+            forms.push(base64(secret.as_bytes()));
+        }
+        forms
     }
 }
 
@@ -391,6 +422,64 @@ fn bad_value(name: &str, message: impl Into<String>) -> OutboundError {
     }
 }
 
+/// Percent-decodes until nothing changes, so `%252F` is seen as the `/` an upstream that
+/// decodes twice would see. Each round that changes anything is shorter, so this ends.
+pub fn decode_fully(text: &str) -> String {
+    let mut current = text.to_owned();
+    loop {
+        let bytes = current.as_bytes();
+        let mut decoded = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+            match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+                (b'%', Some(high), Some(low)) => {
+                    decoded.push((high * 16 + low) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    decoded.push(b);
+                    i += 1;
+                }
+            }
+        }
+        let decoded = String::from_utf8_lossy(&decoded).into_owned();
+        if decoded == current {
+            return decoded;
+        }
+        current = decoded;
+    }
+}
+
+/// One path segment of a placeholder's value: never empty, never `.` or `..`, never holding a
+/// `/` or `\`, raw or encoded (with `multi` the value was split on its raw slashes already):
+/// an upstream or proxy that decodes and normalises would otherwise climb out of a path prefix.
+fn check_segment(name: &str, segment: &str, multi: bool) -> Result<(), OutboundError> {
+    let decoded = decode_fully(segment);
+    if segment.is_empty() {
+        return Err(bad_value(
+            name,
+            "fills URL path segments and must not have an empty one (\"//\", or \"/\" at either end)",
+        ));
+    }
+    if decoded == "." || decoded == ".." {
+        return Err(bad_value(
+            name,
+            "fills a URL path segment and cannot be \".\" or \"..\"",
+        ));
+    }
+    // With `multi`, raw slashes were split on already: any left came from an encoding.
+    if decoded.contains(['/', '\\']) {
+        let message = if multi {
+            "fills URL path segments and must not contain \"\\\" or an encoded \"/\""
+        } else {
+            "fills one URL path segment and must not contain \"/\" or \"\\\", raw or percent-encoded (the operation does not declare it multi_segment)"
+        };
+        return Err(bad_value(name, message));
+    }
+    Ok(())
+}
+
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
@@ -436,13 +525,17 @@ pub fn build_request(
                         "placed in the URL",
                     ));
                 }
-                if text == "." || text == ".." {
-                    return Err(bad_value(
-                        name,
-                        "fills a URL path segment and cannot be \".\" or \"..\"",
-                    ));
+                if operation.multi_segment.iter().any(|m| m == name) {
+                    let mut segments = Vec::new();
+                    for segment in text.split('/') {
+                        check_segment(name, segment, true)?;
+                        segments.push(encode_component(segment));
+                    }
+                    path.push_str(&segments.join("/"));
+                } else {
+                    check_segment(name, &text, false)?;
+                    path.push_str(&encode_component(&text));
                 }
-                path.push_str(&encode_component(&text));
             }
         }
     }
@@ -627,6 +720,11 @@ pub fn check_url(
         return Err(rejected(
             "uses plain http, which this deployment allows only for loopback origins in local testing",
         ));
+    }
+    // Again here, whatever the stored document said: a numeric, private or (without the
+    // deployment flag) loopback host is never sent to.
+    if let Some(problem) = crate::catalog::host::host_problem(host, config.allow_loopback_http) {
+        return Err(rejected(format!("is refused: {problem}")));
     }
     let path = path_and_query
         .split_once('?')

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Directory, DocumentErrors};
+use crate::catalog::{Catalog, Directory, DocumentErrors, OriginRules};
 use crate::mcp::Tool;
 use crate::policy::Policy;
 use crate::policy::UnknownRole;
@@ -123,8 +123,13 @@ impl PreparedTenant {
         policy_json: Option<&str>,
         threshold: usize,
     ) -> Result<PreparedTenant, DocumentErrors> {
-        let (catalog, policy) =
-            parse_tenant_documents(tenant, &deployment.directory, catalog_json, policy_json)?;
+        let (catalog, policy) = parse_tenant_documents(
+            tenant,
+            &deployment.directory,
+            catalog_json,
+            policy_json,
+            OriginRules::STORED,
+        )?;
         Ok(PreparedTenant {
             tenant: tenant.to_owned(),
             deployment,
@@ -148,18 +153,25 @@ impl PreparedTenant {
     }
 }
 
-/// Parses and validates a tenant's catalog and policy against a directory. A missing catalog is
-/// an empty one; a missing policy defines no roles (members then see only `whoami`).
+/// Parses and validates a tenant's catalog and policy against a directory, the catalog's
+/// origins under `rules`. A missing catalog is an empty one; a missing policy defines no roles
+/// (members then see only `whoami`).
 pub fn parse_tenant_documents(
     tenant: &str,
     directory: &Directory,
     catalog_json: Option<&str>,
     policy_json: Option<&str>,
+    rules: OriginRules,
 ) -> Result<(Catalog, Policy), DocumentErrors> {
     let empty_catalog =
         format!(r#"{{"schema": 1, "tenant": "{tenant}", "connectors": [], "connections": []}}"#);
     let empty_policy = format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#);
-    let catalog = Catalog::parse(catalog_json.unwrap_or(&empty_catalog), directory)?;
+    let catalog = Catalog::parse_stored(
+        catalog_json.unwrap_or(&empty_catalog),
+        directory,
+        tenant,
+        rules,
+    )?;
     if catalog.tenant != tenant {
         return Err(wrong_tenant("catalog", &catalog.tenant, tenant));
     }
@@ -181,16 +193,19 @@ pub struct Summary {
 }
 
 /// Checks a full set of documents before any of them is stored: the directory, then the
-/// catalog against it, then the policy against the catalog.
+/// catalog against it (its private connectors' origins under `rules`, the deployment's), then
+/// the policy against the catalog. The directory's own origins were judged when it was written.
 pub fn check_documents(
     tenant: &str,
     directory_json: Option<&str>,
     catalog_json: Option<&str>,
     policy_json: Option<&str>,
+    rules: OriginRules,
 ) -> Result<Summary, DocumentErrors> {
     let directory =
         Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
-    let (catalog, policy) = parse_tenant_documents(tenant, &directory, catalog_json, policy_json)?;
+    let (catalog, policy) =
+        parse_tenant_documents(tenant, &directory, catalog_json, policy_json, rules)?;
     Ok(Summary {
         tenant: tenant.to_owned(),
         connectors: catalog.connectors().len(),

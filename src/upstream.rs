@@ -12,12 +12,70 @@ use crate::mcp::{CallToolResult, Content};
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// How much of a failing body an error result quotes.
 pub const ERROR_EXCERPT_CHARS: usize = 300;
-/// How long an upstream call may take before the gateway gives up on it.
+/// How long an upstream call may take, headers and body together, before the gateway gives
+/// up on it.
 pub const TIMEOUT_MS: u64 = 10_000;
+/// Most bytes of an upstream body the gateway reads; the rest is never read. JSON up to this
+/// size becomes structured content, text is cut further to [`MAX_TEXT_BYTES`].
+pub const MAX_READ_BYTES: usize = 4 * MAX_TEXT_BYTES;
 
-/// Maps a finished upstream response.
-pub fn map_response(status: u16, content_type: Option<&str>, body: &[u8]) -> CallToolResult {
-    let text = String::from_utf8_lossy(body);
+/// An upstream body read chunk by chunk, holding at most [`MAX_READ_BYTES`].
+#[derive(Debug, Default)]
+pub struct BodyReader {
+    bytes: Vec<u8>,
+    cut: bool,
+}
+
+impl BodyReader {
+    /// Takes a chunk; `false` once the cap is reached and nothing more should be read.
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        let room = MAX_READ_BYTES - self.bytes.len();
+        if chunk.len() > room {
+            self.bytes.extend_from_slice(&chunk[..room]);
+            self.cut = true;
+            return false;
+        }
+        self.bytes.extend_from_slice(chunk);
+        true
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the upstream sent more than was read.
+    pub fn cut(&self) -> bool {
+        self.cut
+    }
+}
+
+/// What stands in an upstream answer where the connection's credential was.
+pub const REDACTED: &str = "[redacted]";
+
+/// `text` with every occurrence of each secret replaced by [`REDACTED`], so an upstream that
+/// echoes the request's headers back never shows the credential to the model.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_owned();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        if text.contains(secret.as_str()) {
+            text = text.replace(secret.as_str(), REDACTED);
+        }
+    }
+    text
+}
+
+/// Maps a finished upstream response whose body was read as far as `body` holds (`cut`: the
+/// upstream sent more); `secrets` are the forms of the credential that was sent
+/// (`OutboundRequest::credential_forms`), redacted from everything the model sees.
+pub fn map_response(
+    status: u16,
+    content_type: Option<&str>,
+    body: &BodyReader,
+    secrets: &[String],
+) -> CallToolResult {
+    let cut = body.cut();
+    let redacted = redact(&String::from_utf8_lossy(body.bytes()), secrets);
+    let (body, text) = (redacted.as_bytes(), redacted.as_str());
     if !(200..300).contains(&status) {
         let excerpt: String = text.chars().take(ERROR_EXCERPT_CHARS).collect();
         let mut message = format!("upstream answered HTTP {status}");
@@ -36,7 +94,7 @@ pub fn map_response(status: u16, content_type: Option<&str>, body: &[u8]) -> Cal
         let ct = ct.to_ascii_lowercase();
         ct.starts_with("application/json") || ct.contains("+json")
     });
-    if is_json && body.len() <= MAX_TEXT_BYTES * 4 {
+    if is_json && !cut {
         match serde_json::from_slice::<Value>(body) {
             // structuredContent must be an object; wrap anything else.
             Ok(Value::Object(map)) => return CallToolResult::json(Value::Object(map)),
@@ -55,7 +113,12 @@ pub fn map_response(status: u16, content_type: Option<&str>, body: &[u8]) -> Cal
         ));
     }
     let mut shown: String = text.chars().take(MAX_TEXT_BYTES).collect();
-    if shown.len() < text.len() {
+    if cut {
+        shown.push_str(&format!(
+            "\n[truncated: {} bytes shown; the upstream sent more than {MAX_READ_BYTES}]",
+            shown.len()
+        ));
+    } else if shown.len() < text.len() {
         shown.push_str(&format!(
             "\n[truncated: {} of {} bytes shown]",
             shown.len(),
@@ -78,22 +141,54 @@ pub fn unreachable(reason: &str) -> CallToolResult {
 mod tests {
     use super::*;
 
+    fn read(bytes: &[u8]) -> BodyReader {
+        let mut reader = BodyReader::default();
+        reader.push(bytes);
+        reader
+    }
+
+    #[test]
+    fn a_body_is_read_up_to_the_cap_and_no_further() {
+        let mut reader = BodyReader::default();
+        let chunk = vec![b'a'; 100_000];
+        assert!(reader.push(&chunk));
+        assert!(reader.push(&chunk));
+        assert!(!reader.push(&chunk), "the third chunk passes the cap");
+        assert_eq!(reader.bytes().len(), MAX_READ_BYTES);
+        assert!(reader.cut());
+        let mut exact = BodyReader::default();
+        assert!(exact.push(&vec![b'b'; MAX_READ_BYTES]));
+        assert!(!exact.cut());
+        // A cut JSON body is never parsed as if whole; it is shown as cut text.
+        let mut json = BodyReader::default();
+        json.push(b"{\"items\": [");
+        json.push(&vec![b'1'; MAX_READ_BYTES]);
+        let result = map_response(200, Some("application/json"), &json, &[]);
+        assert!(!result.is_error);
+        assert_eq!(result.structured_content, None);
+        let Content::Text { text } = &result.content[0];
+        assert!(text.ends_with(&format!(
+            "[truncated: {MAX_TEXT_BYTES} bytes shown; the upstream sent more than {MAX_READ_BYTES}]"
+        )));
+    }
+
     #[test]
     fn json_becomes_structured_content() {
         let result = map_response(
             200,
             Some("application/json; charset=utf-8"),
-            br#"{"id": 7}"#,
+            &read(br#"{"id": 7}"#),
+            &[],
         );
         assert_eq!(result.structured_content, Some(json!({"id": 7})));
         assert!(!result.is_error);
-        let result = map_response(200, Some("application/json"), b"[1,2]");
+        let result = map_response(200, Some("application/json"), &read(b"[1,2]"), &[]);
         assert_eq!(result.structured_content, Some(json!({"result": [1, 2]})));
     }
 
     #[test]
     fn failures_are_tool_errors_with_status_and_excerpt() {
-        let result = map_response(429, Some("text/plain"), b"slow down");
+        let result = map_response(429, Some("text/plain"), &read(b"slow down"), &[]);
         assert!(result.is_error);
         assert_eq!(
             result.content,
@@ -102,7 +197,7 @@ mod tests {
             }]
         );
         let long = "x".repeat(5000);
-        let result = map_response(500, None, long.as_bytes());
+        let result = map_response(500, None, &read(long.as_bytes()), &[]);
         assert_eq!(
             result.structured_content.unwrap()["excerpt"]
                 .as_str()
@@ -110,16 +205,43 @@ mod tests {
                 .len(),
             ERROR_EXCERPT_CHARS
         );
-        let result = map_response(302, None, b"");
+        let result = map_response(302, None, &read(b""), &[]);
         assert!(result.is_error);
     }
 
     #[test]
+    fn the_credential_never_comes_back() {
+        let secrets = vec!["s3cr3t-token".to_owned(), "dXNlcjpwYXNz".to_owned()];
+        for (status, content_type, body) in [
+            (
+                401,
+                Some("text/plain"),
+                "bad token s3cr3t-token for Bearer s3cr3t-token",
+            ),
+            (
+                403,
+                Some("application/json"),
+                r#"{"seen": "Basic dXNlcjpwYXNz"}"#,
+            ),
+            (200, Some("application/json"), r#"{"echo": "s3cr3t-token"}"#),
+            (200, Some("text/plain"), "hello s3cr3t-token"),
+            (200, Some("application/json"), "{not json s3cr3t-token"),
+        ] {
+            let result = map_response(status, content_type, &read(body.as_bytes()), &secrets);
+            let shown = serde_json::to_string(&result).unwrap();
+            assert!(!shown.contains("s3cr3t-token"), "{shown}");
+            assert!(!shown.contains("dXNlcjpwYXNz"), "{shown}");
+            assert!(shown.contains(REDACTED), "{shown}");
+        }
+        assert_eq!(redact("a s b", &["".to_owned()]), "a s b");
+    }
+
+    #[test]
     fn bad_json_and_large_text_are_handled() {
-        let result = map_response(200, Some("application/json"), b"{nope");
+        let result = map_response(200, Some("application/json"), &read(b"{nope"), &[]);
         assert!(result.is_error);
         let big = "y".repeat(MAX_TEXT_BYTES + 10);
-        let result = map_response(200, Some("text/plain"), big.as_bytes());
+        let result = map_response(200, Some("text/plain"), &read(big.as_bytes()), &[]);
         let Content::Text { text } = &result.content[0];
         assert!(text.contains("[truncated:"));
     }

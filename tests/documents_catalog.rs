@@ -1,6 +1,9 @@
 //! Every validation rule of the directory and catalog documents, with its exact message.
 
-use floorgate::catalog::{AuthScheme, Catalog, ConnectionStatus, Directory, Method};
+use floorgate::catalog::{
+    credential_prefix, credential_problem, AuthScheme, Catalog, ConnectionStatus, Directory,
+    Method, OriginRules,
+};
 use serde_json::{json, Value};
 
 fn tool(name: &str) -> Value {
@@ -54,8 +57,8 @@ fn catalog_doc() -> Value {
         "tenant": "acme",
         "connectors": ["notion", "linear", "hn"],
         "connections": [
-            {"id": "notion-eng", "connector": "notion", "label": "Engineering", "credential": "NOTION_ENG"},
-            {"id": "notion-ops", "connector": "notion", "label": "Ops", "credential": "NOTION_OPS", "status": "disabled"},
+            {"id": "notion-eng", "connector": "notion", "label": "Engineering", "credential": "T_ACME__NOTION_ENG"},
+            {"id": "notion-ops", "connector": "notion", "label": "Ops", "credential": "T_ACME__NOTION_OPS", "status": "disabled"},
             {"id": "hn", "connector": "hn", "label": "Public"}
         ]
     })
@@ -93,6 +96,10 @@ fn a_valid_catalog_parses_into_typed_values() {
     let op = tool.operation.as_ref().unwrap();
     assert_eq!(op.method, Method::Get);
     assert_eq!(op.path_params().collect::<Vec<_>>(), ["id"]);
+    assert!(
+        op.multi_segment.is_empty(),
+        "single-segment unless declared"
+    );
     assert_eq!(
         catalog.connection("notion-ops").unwrap().status,
         ConnectionStatus::Disabled
@@ -112,6 +119,188 @@ fn the_spec_example_message() {
 }
 
 #[test]
+fn a_credential_must_belong_to_its_tenant() {
+    let at = "/connections/0/credential";
+    assert_eq!(
+        catalog_errors(with(catalog_doc(), at, json!("ADMIN_SECRET"))),
+        ["connections[0].credential: secret \"ADMIN_SECRET\" is one of the gateway's own bindings and can never be a credential"]
+    );
+    for name in [
+        "admin_secret",
+        "FLOORGATE_KV",
+        "ROSTER",
+        "ALLOW_LOOPBACK_HTTP",
+        "TEST_CLOCK",
+    ] {
+        assert!(
+            catalog_errors(with(catalog_doc(), at, json!(name)))[0]
+                .contains("gateway's own bindings"),
+            "{name}"
+        );
+    }
+    for name in [
+        "NOTION_ENG",
+        "T_OTHER__NOTION",
+        "T_ACME__",
+        "T_ACME_NOTION",
+        "T_ACME_HX__NOTION",
+        "t_acme__NOTION",
+    ] {
+        assert_eq!(
+            catalog_errors(with(catalog_doc(), at, json!(name))),
+            [format!("connections[0].credential: secret \"{name}\" is not tenant \"acme\"'s: its credentials are named T_ACME__<NAME> (like T_ACME__NOTION_TOKEN)")]
+        );
+    }
+    let ok = Catalog::from_value(&with(catalog_doc(), at, json!("T_ACME___X")), &directory());
+    assert!(ok.is_ok(), "{:?}", ok.err());
+}
+
+#[test]
+fn credentials_are_judged_for_the_tenant_the_catalog_is_stored_for() {
+    let errors = |doc: Value| -> Vec<String> {
+        Catalog::parse_stored(
+            &doc.to_string(),
+            &directory(),
+            "acme",
+            OriginRules::default(),
+        )
+        .expect_err("expected problems")
+        .lines()
+    };
+    let mismatch = "tenant: is \"other\" but the document is stored for tenant \"acme\"";
+    assert_eq!(
+        errors(with(catalog_doc(), "/tenant", json!("other"))),
+        [mismatch]
+    );
+    // Renaming the document's tenant does not make another tenant's secrets usable.
+    let mut doc = with(catalog_doc(), "/tenant", json!("other"));
+    doc["connections"][0]["credential"] = json!("T_OTHER__NOTION");
+    assert_eq!(errors(doc).len(), 2);
+}
+
+/// The hosts of issue 15's reproduction and their relatives, refused at write.
+const REFUSED_ORIGINS: [&str; 22] = [
+    "https://2130706433",
+    "https://0x7f.0.0.1",
+    "https://017700000001",
+    "https://0177.0.0.1",
+    "https://127.1",
+    "https://10.0.0.1",
+    "https://172.16.5.4",
+    "https://192.168.0.10",
+    "https://169.254.169.254",
+    "https://100.64.1.1",
+    "https://0.0.0.0",
+    "https://255.255.255.255",
+    "https://224.0.0.1",
+    "https://[::ffff:127.0.0.1]",
+    "https://[::ffff:7f00:1]",
+    "https://[::ffff:a9fe:a9fe]",
+    "https://[::]",
+    "https://[fe80::1]",
+    "https://[fd00::1]",
+    "https://[64:ff9b::a00:1]",
+    "https://metadata.0x1",
+    "https://10.0.0.1:8443",
+];
+
+#[test]
+fn numeric_and_private_origins_are_refused_at_write() {
+    let private = |origin: &str| {
+        json!({"schema": 1, "tenant": "acme", "private_connectors": [{
+            "id": "evil", "label": "Evil", "origin": origin, "auth": {"scheme": "bearer"},
+            "tools": [{"name": "evil_get", "description": "Get.", "inputSchema": {"type": "object"},
+                       "operation": {"method": "GET", "path": "/x"}}]}],
+            "connections": [{"id": "e", "connector": "evil", "label": "E", "credential": "T_ACME__EVIL"}]})
+        .to_string()
+    };
+    let write = |origin: &str, allow_loopback: bool| {
+        Catalog::parse_stored(
+            &private(origin),
+            &directory(),
+            "acme",
+            OriginRules { allow_loopback },
+        )
+        .map(|_| ())
+        .map_err(|e| e.lines())
+    };
+    for origin in REFUSED_ORIGINS {
+        for allow_loopback in [false, true] {
+            let problems = write(origin, allow_loopback).expect_err(origin);
+            assert_eq!(problems.len(), 1, "{origin}: {problems:?}");
+            assert!(
+                problems[0].starts_with(&format!(
+                    "private_connectors[0].origin: invalid origin \"{origin}\": host "
+                )),
+                "{problems:?}"
+            );
+        }
+        // Also in the directory, also when read back from storage.
+        let doc = json!({"schema": 1, "connectors": [{"id": "d", "label": "D", "origin": origin,
+            "auth": {"scheme": "none"}, "tools": []}]});
+        assert!(Directory::from_value(&doc).is_err(), "{origin}");
+        assert!(
+            Catalog::parse(&private(origin), &directory()).is_err(),
+            "{origin}"
+        );
+    }
+    // Loopback only with the deployment flag (https too); stored documents keep reading.
+    for (origin, host) in [
+        ("https://127.0.0.1", "127.0.0.1"),
+        ("http://127.0.0.1:8788", "127.0.0.1"),
+        ("http://[::1]:9", "[::1]"),
+        ("http://localhost:8080", "localhost"),
+    ] {
+        assert_eq!(
+            write(origin, false),
+            Err(vec![format!("private_connectors[0].origin: invalid origin \"{origin}\": host {host} is a loopback address, allowed only on a deployment that sets ALLOW_LOOPBACK_HTTP")]),
+        );
+        assert_eq!(write(origin, true), Ok(()), "{origin}");
+        assert!(Catalog::parse(&private(origin), &directory()).is_ok());
+    }
+    let doc =
+        json!({"schema": 1, "connectors": [{"id": "d", "label": "D", "origin": "https://127.0.0.1",
+        "auth": {"scheme": "none"}, "tools": []}]})
+        .to_string();
+    assert!(Directory::parse_with(&doc, OriginRules::default()).is_err());
+    assert!(Directory::parse_with(
+        &doc,
+        OriginRules {
+            allow_loopback: true
+        }
+    )
+    .is_ok());
+    assert_eq!(write("https://93.184.215.14", false), Ok(()));
+    assert_eq!(write("https://[2606:4700::1111]", false), Ok(()));
+}
+
+#[test]
+fn credential_prefixes_never_overlap() {
+    assert_eq!(credential_prefix("acme"), "T_ACME__");
+    assert_eq!(credential_prefix("big-co"), "T_BIG_HCO__");
+    assert_eq!(credential_prefix("big_co"), "T_BIG_UCO__");
+    assert_eq!(credential_prefix("a9-"), "T_A9_H__");
+    // Tenants that differ only by "-"/"_", or where one id starts another, or where a
+    // "_" could be read as the end: a name of one is never a name of another.
+    let tenants = [
+        "a", "a-", "a_", "a-b", "a_b", "a--b", "a__b", "a-h", "a_u", "ah", "au", "a-hb", "a-b-c",
+        "acme", "acme-x", "acme_x", "acmex", "x", "0", "0-0",
+    ];
+    for owner in tenants {
+        for rest in ["T", "TOKEN", "_X", "H_B__T"] {
+            let name = format!("{}{rest}", credential_prefix(owner));
+            assert_eq!(credential_problem(owner, &name), None, "{name}");
+            for other in tenants.iter().filter(|t| **t != owner) {
+                assert!(
+                    credential_problem(other, &name).is_some(),
+                    "{name} belongs to {owner} and must not be usable by {other}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn all_problems_are_reported_not_just_the_first() {
     let mut doc = catalog_doc();
     doc["connections"][0]["connector"] = json!("calcom");
@@ -122,7 +311,7 @@ fn all_problems_are_reported_not_just_the_first() {
         [
             "tenant: invalid id \"Acme Corp\": use 1-64 characters of a-z, 0-9, \"_\" and \"-\", starting with a letter or digit",
             "connections[0].connector: unknown connector \"calcom\"",
-            "connections[1].credential: invalid secret name \"9LIVES\": use letters, digits and \"_\", not starting with a digit (like NOTION_TOKEN)",
+            "connections[1].credential: invalid secret name \"9LIVES\": use letters, digits and \"_\", not starting with a digit (like T_<TENANT>__NOTION_TOKEN)",
         ]
     );
 }
@@ -301,7 +490,7 @@ fn connection_rules() {
         ["connections[0].credential: required field is missing (the name of the Worker secret holding this account's credential)"]
     );
     assert_eq!(
-        catalog_errors(with(catalog_doc(), "/connections/2/credential", json!("HN"))),
+        catalog_errors(with(catalog_doc(), "/connections/2/credential", json!("T_ACME__HN"))),
         ["connections[2].credential: connector \"hn\" uses no credential (auth scheme \"none\"); remove this field"]
     );
     assert_eq!(
@@ -486,6 +675,16 @@ fn operation_rules() {
     };
     let at = "connectors[0].tools[0].operation";
     assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id}", "multi_segment": ["q"]})),
+        [format!(
+            "{at}.multi_segment[0]: \"q\" is not a placeholder of this operation's path"
+        )]
+    );
+    assert_eq!(
+        errs(json!({"method": "GET", "path": "/a/{id}", "multi_segment": "id"})).len(),
+        1
+    );
+    assert_eq!(
         errs(json!({"method": "TRACE", "path": "/a"})),
         [format!(
             "{at}.method: unknown method \"TRACE\" (expected GET, POST, PUT, PATCH or DELETE)"
@@ -570,7 +769,7 @@ fn a_broken_private_connector_is_reported_once_not_again_by_its_connections() {
     let mut bad = connector("files", vec![tool("files_get")]);
     bad["origin"] = json!("http://files.example");
     let doc = json!({"schema": 1, "tenant": "acme", "private_connectors": [bad],
-        "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "FILES"}]});
+        "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "T_ACME__FILES"}]});
     let errors = Catalog::from_value(&doc, &directory())
         .expect_err("bad origin")
         .lines();
@@ -580,7 +779,7 @@ fn a_broken_private_connector_is_reported_once_not_again_by_its_connections() {
     );
     // A connection naming a connector that was never declared is still an error.
     let doc = json!({"schema": 1, "tenant": "acme",
-        "connections": [{"id": "x", "connector": "nowhere", "label": "X", "credential": "X"}]});
+        "connections": [{"id": "x", "connector": "nowhere", "label": "X", "credential": "T_ACME__X"}]});
     let errors = Catalog::from_value(&doc, &directory())
         .expect_err("unknown")
         .lines();

@@ -25,9 +25,9 @@ fn catalog() -> Catalog {
     .unwrap();
     Catalog::from_value(
         &json!({"schema": 1, "tenant": "acme", "connectors": ["linear", "notion"], "connections": [
-            {"id": "linear-eng", "connector": "linear", "label": "Eng", "credential": "LINEAR_ENG"},
-            {"id": "linear-ops", "connector": "linear", "label": "Ops", "credential": "LINEAR_OPS"},
-            {"id": "notion-main", "connector": "notion", "label": "Main", "credential": "NOTION"}
+            {"id": "linear-eng", "connector": "linear", "label": "Eng", "credential": "T_ACME__LINEAR_ENG"},
+            {"id": "linear-ops", "connector": "linear", "label": "Ops", "credential": "T_ACME__LINEAR_OPS"},
+            {"id": "notion-main", "connector": "notion", "label": "Main", "credential": "T_ACME__NOTION"}
         ]}),
         &directory,
     )

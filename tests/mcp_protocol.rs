@@ -245,6 +245,75 @@ fn batches_only_where_the_revision_allows_them() {
 }
 
 #[test]
+fn a_batch_over_the_cap_runs_nothing_and_gets_one_error() {
+    use floorgate::mcp::MAX_BATCH_MESSAGES;
+    let h = host(3);
+    let call =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
+    let batch = |n: usize| format!("[{}]", vec![call; n].join(","));
+    let mut full = handle(
+        &config(),
+        legacy("2025-03-26"),
+        batch(MAX_BATCH_MESSAGES).as_bytes(),
+        &h,
+    );
+    assert_eq!(full.take_effects().len(), MAX_BATCH_MESSAGES);
+    let mut over = handle(
+        &config(),
+        legacy("2025-03-26"),
+        batch(MAX_BATCH_MESSAGES + 1).as_bytes(),
+        &h,
+    );
+    assert!(over.take_effects().is_empty(), "nothing runs");
+    let reply = over.finish(Vec::new());
+    assert_eq!(reply.status, 400);
+    let answer = body(&reply);
+    assert!(answer.is_object(), "one error, not one per call: {answer}");
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32600);
+    assert_eq!(
+        answer["error"]["data"]["maxBatchMessages"],
+        MAX_BATCH_MESSAGES
+    );
+    // The same rule with no protocol header (read as 2025-03-26, where batches are allowed).
+    let reply = post(HttpIn::default(), &batch(1000), &h);
+    assert_eq!(reply.status, 400);
+    assert!(body(&reply)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("at most {MAX_BATCH_MESSAGES} messages")));
+}
+
+#[test]
+fn no_answer_passes_the_byte_cap() {
+    use floorgate::mcp::MAX_ANSWER_BYTES;
+    let h = host(3);
+    let big = "x".repeat(MAX_ANSWER_BYTES / 3);
+    let call = |id: u32| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"echo","arguments":{"text": big}}});
+    let batch = Value::Array((1..=4).map(call).collect()).to_string();
+    let reply = post(legacy("2025-03-26"), &batch, &h);
+    let encoded = serde_json::to_vec(reply.json.as_ref().unwrap()).unwrap();
+    assert!(encoded.len() <= MAX_ANSWER_BYTES, "{} bytes", encoded.len());
+    let answers = body(&reply).as_array().unwrap();
+    assert_eq!(answers.len(), 4, "every call keeps its answer slot");
+    // echo returns the text twice (structured and rendered), so only the first fits.
+    assert!(answers[0]["result"].is_object());
+    for (i, answer) in answers.iter().enumerate().skip(1) {
+        assert_eq!(answer["id"], i + 1);
+        assert_eq!(answer["error"]["code"], -32603);
+        assert!(answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("larger than {MAX_ANSWER_BYTES} bytes")));
+    }
+    // A single call whose answer alone is too large gets the error too.
+    let single = json!({"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"echo","arguments":{"text": "y".repeat(MAX_ANSWER_BYTES)}}});
+    let reply = post(legacy("2025-11-25"), &single.to_string(), &h);
+    assert_eq!(body(&reply)["id"], "s");
+    assert_eq!(body(&reply)["error"]["code"], -32603);
+}
+
+#[test]
 fn invalid_requests_are_400_with_a_specific_message() {
     let h = host(3);
     for (raw, needle) in [

@@ -495,8 +495,8 @@ fn adding_withheld_tools_does_not_change_a_view() {
         .unwrap()
         .extend([json!("hubspot"), json!("jira")]);
     catalog["connections"].as_array_mut().unwrap().extend([
-        json!({"id": "notion-hr", "connector": "notion", "label": "HR", "credential": "HR"}),
-        json!({"id": "hubspot-main", "connector": "hubspot", "label": "Main", "credential": "HUBSPOT"}),
+        json!({"id": "notion-hr", "connector": "notion", "label": "HR", "credential": "T_ACME__HR"}),
+        json!({"id": "hubspot-main", "connector": "hubspot", "label": "Main", "credential": "T_ACME__HUBSPOT"}),
     ]);
     catalog["private_connectors"] = json!([{
         "id": "crm", "label": "Notion Users CRM", "origin": "https://crm.acme.example",

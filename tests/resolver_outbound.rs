@@ -29,9 +29,14 @@ fn tenant(origin: &str, auth: Value) -> (Arc<Catalog>, Policy) {
                  "inputSchema": {"type": "object", "properties": {
                     "repo": {"type": "string"}, "content": {"type": "string"}, "dry_run": {"type": "boolean"}},
                     "required": ["repo", "content"]},
-                 "operation": {"method": "PUT", "path": "/repos/{repo}", "query": ["dry_run"]}}
+                 "operation": {"method": "PUT", "path": "/repos/{repo}", "query": ["dry_run"]}},
+                {"name": "get_tree", "description": "Get a directory tree.",
+                 "inputSchema": {"type": "object", "properties": {
+                    "repo": {"type": "string"}, "path": {"type": "string"}},
+                    "required": ["repo", "path"]},
+                 "operation": {"method": "GET", "path": "/repos/{repo}/tree/{path}", "multi_segment": ["path"]}}
             ]}],
-            "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "FILES_TOKEN"}]}),
+            "connections": [{"id": "files-main", "connector": "files", "label": "Main", "credential": "T_ACME__FILES_TOKEN"}]}),
         &directory,
     )
     .unwrap();
@@ -80,11 +85,43 @@ fn a_plain_request() {
         ]
     );
     assert_eq!(r.body, None);
-    assert_eq!(r.credential_ref.as_deref(), Some("FILES_TOKEN"));
+    assert_eq!(r.credential_ref.as_deref(), Some("T_ACME__FILES_TOKEN"));
     assert_eq!(r.auth, AuthScheme::Bearer);
     assert!(
         r.headers.iter().all(|(k, _)| k != "Authorization"),
         "no credential in the request"
+    );
+}
+
+#[test]
+fn the_secret_is_read_only_when_the_tenant_owns_its_name() {
+    let mut r = request("all", "get_file", json!({"repo": "site", "path": "a"})).unwrap();
+    assert_eq!(r.credential_name("acme"), Ok(Some("T_ACME__FILES_TOKEN")));
+    // The same request for another tenant, or naming a secret the tenant does not own (as a
+    // document written behind the validation's back could), reads nothing.
+    for (tenant, name) in [
+        ("acme-x", "T_ACME__FILES_TOKEN"),
+        ("acme", "ADMIN_SECRET"),
+        ("acme", "T_ACME_HX__FILES_TOKEN"),
+        ("acme", "FILES_TOKEN"),
+    ] {
+        r.credential_ref = Some(name.into());
+        let error = r.credential_name(tenant).unwrap_err();
+        assert!(
+            matches!(error, OutboundError::ForeignCredential { .. }),
+            "{tenant} {name}: {error:?}"
+        );
+        assert!(error
+            .to_string()
+            .starts_with("the connection's credential cannot be used: "));
+    }
+    r.credential_ref = None;
+    assert_eq!(r.credential_name("acme"), Ok(None));
+    assert_eq!(r.credential_forms("tok"), ["tok"]);
+    r.auth = AuthScheme::Basic;
+    assert_eq!(
+        r.credential_forms("user:pass"),
+        ["user:pass", "dXNlcjpwYXNz"]
     );
 }
 
@@ -110,12 +147,63 @@ fn a_body_request_with_frozen_values() {
 }
 
 #[test]
+fn slashes_and_dot_segments_are_refused_in_a_single_segment_in_every_encoding() {
+    let refused = |value: &str| url(json!({"repo": "site", "path": value})).expect_err(value);
+    let slash = "request refused before sending: arguments.path: fills one URL path segment and must not contain \"/\" or \"\\\", raw or percent-encoded (the operation does not declare it multi_segment)";
+    for value in [
+        "a/b",
+        "../../admin",
+        "..%2F..%2Fadmin",
+        "a%2Fb",
+        "a%2fb",
+        "a%252Fb",
+        "a%25252fb",
+        "a\\b",
+        "a%5Cb",
+        "a%255cb",
+        "%2F",
+    ] {
+        assert_eq!(refused(value), slash, "{value}");
+    }
+    let dots = "request refused before sending: arguments.path: fills a URL path segment and cannot be \".\" or \"..\"";
+    for value in ["..", ".", "%2e%2e", "%2E.", "%252e%252e", ".%2e"] {
+        assert_eq!(refused(value), dots, "{value}");
+    }
+    // The repository placeholder is single-segment too.
+    assert!(url(json!({"repo": "a%2F..", "path": "x"})).is_err());
+}
+
+#[test]
+fn a_declared_multi_segment_placeholder_keeps_its_slashes_and_nothing_else() {
+    let tree = |path: &str| {
+        request("all", "get_tree", json!({"repo": "site", "path": path})).map(|r| r.url)
+    };
+    let base = "https://files.example/api/v1/repos/site/tree/";
+    assert_eq!(tree("src/lib.rs"), Ok(format!("{base}src/lib.rs")));
+    assert_eq!(tree("a b/c?d"), Ok(format!("{base}a%20b/c%3Fd")));
+    for (value, why) in [
+        ("src/../../admin", "cannot be \".\" or \"..\""),
+        ("src/%2e%2e/x", "cannot be \".\" or \"..\""),
+        ("./x", "cannot be \".\" or \"..\""),
+        ("a//b", "must not have an empty one"),
+        ("/a", "must not have an empty one"),
+        ("a/", "must not have an empty one"),
+        ("a\\b", "must not contain \"\\\" or an encoded \"/\""),
+        ("a/%5C../b", "must not contain \"\\\" or an encoded \"/\""),
+        ("a%2F..", "or an encoded \"/\""),
+    ] {
+        let error = tree(value).expect_err(value);
+        assert!(error.contains(why), "{value}: {error}");
+    }
+    // An encoded slash inside one segment is still refused: it would become a segment boundary
+    // the policy's path prefixes never saw.
+    assert!(tree("a%2Fb").unwrap_err().contains("must not contain"));
+}
+
+#[test]
 fn hostile_path_values_stay_inside_one_segment() {
     let at = |path: &str| url(json!({"repo": "site", "path": path})).unwrap();
     let base = "https://files.example/api/v1/repos/site/files/";
-    assert_eq!(at("../../admin"), format!("{base}..%2F..%2Fadmin"));
-    assert_eq!(at("a/b"), format!("{base}a%2Fb"));
-    assert_eq!(at("%2e%2e"), format!("{base}%252e%252e"));
     assert_eq!(at("x?admin=1#frag"), format!("{base}x%3Fadmin%3D1%23frag"));
     assert_eq!(at("@evil.example"), format!("{base}%40evil.example"));
     assert_eq!(
@@ -180,6 +268,63 @@ fn policy_path_prefixes_narrow_the_base_path() {
         request("narrow", "get_file", json!({"repo": "public-evil", "path": "a"})).unwrap_err(),
         "request refused before sending: the outbound URL path is outside the prefixes your policy allows (\"/api/v1/repos/public\")"
     );
+}
+
+#[test]
+fn the_final_check_refuses_private_and_numeric_hosts_whatever_the_document_said() {
+    // An origin as a document could hold it had it bypassed validation (`Origin` is plain data).
+    for host in [
+        "2130706433",
+        "0x7f.0.0.1",
+        "017700000001",
+        "10.0.0.1",
+        "169.254.169.254",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[fd00::1]",
+        "100.64.0.1",
+    ] {
+        let origin = Origin {
+            scheme: floorgate::catalog::Scheme::Https,
+            host: host.to_owned(),
+            port: 443,
+        };
+        for allow_loopback_http in [false, true] {
+            let error = check_url(
+                &format!("https://{host}/v1/x"),
+                &origin,
+                "/v1",
+                &[],
+                &OutboundConfig {
+                    allow_loopback_http,
+                },
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                error.starts_with(&format!("the outbound URL is refused: host {host} is ")),
+                "{host}: {error}"
+            );
+        }
+    }
+    // Loopback over https too: only with the deployment flag.
+    let origin = Origin::parse("https://127.0.0.1").unwrap();
+    let check = |allow_loopback_http| {
+        check_url(
+            "https://127.0.0.1/v1/x",
+            &origin,
+            "/v1",
+            &[],
+            &OutboundConfig {
+                allow_loopback_http,
+            },
+        )
+    };
+    assert_eq!(
+        check(false).unwrap_err().to_string(),
+        "the outbound URL is refused: host 127.0.0.1 is a loopback address, allowed only on a deployment that sets ALLOW_LOOPBACK_HTTP"
+    );
+    assert_eq!(check(true), Ok(()));
 }
 
 #[test]

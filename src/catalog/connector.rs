@@ -46,9 +46,33 @@ pub struct Origin {
     pub port: u16,
 }
 
+/// What origins a document may name beyond public hosts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OriginRules {
+    /// Loopback hosts (local tests against a stand-in API): the deployment's
+    /// `ALLOW_LOOPBACK_HTTP`.
+    pub allow_loopback: bool,
+}
+
+impl OriginRules {
+    /// For documents read back from storage: they were checked on write with the deployment's
+    /// rules, and the final URL check applies the deployment's loopback rule to every request,
+    /// so a flag turned off later stops the calls without making the documents unreadable.
+    pub const STORED: OriginRules = OriginRules {
+        allow_loopback: true,
+    };
+}
+
 impl Origin {
-    /// Parses `scheme://host[:port]` with nothing after it.
+    /// Parses `scheme://host[:port]` with nothing after it, as a stored document may name it
+    /// ([`OriginRules::STORED`]).
     pub fn parse(text: &str) -> Result<Origin, String> {
+        Origin::parse_with(text, OriginRules::STORED)
+    }
+
+    /// Parses an origin under `rules`: a public host (see [`super::host`]), or loopback when
+    /// the rules allow it; plain http only for loopback.
+    pub fn parse_with(text: &str, rules: OriginRules) -> Result<Origin, String> {
         let (scheme, rest) = if let Some(rest) = text.strip_prefix("https://") {
             (Scheme::Https, rest)
         } else if let Some(rest) = text.strip_prefix("http://") {
@@ -81,6 +105,9 @@ impl Origin {
                 "invalid origin {}: plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost)",
                 quote(text)
             ));
+        }
+        if let Some(problem) = super::host::host_problem(host, rules.allow_loopback) {
+            return Err(format!("invalid origin {}: {problem}", quote(text)));
         }
         Ok(Origin {
             scheme,
@@ -152,15 +179,7 @@ pub(crate) fn is_valid_host(host: &str) -> bool {
 }
 
 pub(crate) fn is_loopback_host(host: &str) -> bool {
-    if host == "localhost" || host == "[::1]" {
-        return true;
-    }
-    let octets: Vec<&str> = host.split('.').collect();
-    octets.len() == 4
-        && octets[0] == "127"
-        && octets
-            .iter()
-            .all(|o| !o.is_empty() && o.len() <= 3 && o.parse::<u8>().is_ok())
+    super::host::classify(host) == super::host::HostClass::Loopback
 }
 
 /// How a connection's credential is sent upstream.
@@ -242,6 +261,10 @@ pub struct Operation {
     pub headers: Vec<String>,
     /// Where the remaining declared arguments go.
     pub rest: ArgPlace,
+    /// Path placeholders whose value may span several segments (`a/b/c`, like a file path).
+    /// Every other placeholder fills exactly one segment: a `/` or `\` in its value, raw or
+    /// percent-encoded, is refused.
+    pub multi_segment: Vec<String>,
 }
 
 impl Operation {
@@ -405,6 +428,7 @@ pub(crate) fn parse_connector(
     value: &Value,
     path: &JsonPath,
     source: ConnectorSource,
+    rules: OriginRules,
     problems: &mut Problems,
 ) -> Option<Connector> {
     const FIELDS: &[&str] = &["id", "label", "origin", "base_path", "auth", "tools"];
@@ -418,16 +442,15 @@ pub(crate) fn parse_connector(
             Some(label)
         }
     });
-    let origin =
-        fields
-            .required_str("origin", problems)
-            .and_then(|text| match Origin::parse(text) {
-                Ok(origin) => Some(origin),
-                Err(message) => {
-                    problems.push(&fields.path("origin"), message);
-                    None
-                }
-            });
+    let origin = fields
+        .required_str("origin", problems)
+        .and_then(|text| match Origin::parse_with(text, rules) {
+            Ok(origin) => Some(origin),
+            Err(message) => {
+                problems.push(&fields.path("origin"), message);
+                None
+            }
+        });
     let base_path = match fields.optional_str("base_path", problems) {
         None => Some(String::new()),
         Some(p) if is_valid_base_path(p) => Some(p.to_owned()),
@@ -731,7 +754,15 @@ fn parse_operation(
     input_schema: Option<&Value>,
     problems: &mut Problems,
 ) -> Option<Operation> {
-    const FIELDS: &[&str] = &["method", "path", "query", "body", "headers", "rest"];
+    const FIELDS: &[&str] = &[
+        "method",
+        "path",
+        "query",
+        "body",
+        "headers",
+        "rest",
+        "multi_segment",
+    ];
     let fields = Fields::of(value, path, FIELDS, problems)?;
     let method = fields
         .required_str("method", problems)
@@ -856,6 +887,23 @@ fn parse_operation(
             }
         }
     }
+    let mut multi_segment = Vec::new();
+    for (at, name) in fields
+        .optional_strings("multi_segment", problems)
+        .unwrap_or_default()
+    {
+        if !seen_params.contains(&name) {
+            problems.push(
+                &at,
+                format!(
+                    "{} is not a placeholder of this operation's path",
+                    quote(name)
+                ),
+            );
+        } else if !multi_segment.iter().any(|m| m == name) {
+            multi_segment.push(name.to_owned());
+        }
+    }
     let [query, body, headers] = lists;
     Some(Operation {
         method,
@@ -865,6 +913,7 @@ fn parse_operation(
         body,
         headers,
         rest,
+        multi_segment,
     })
 }
 

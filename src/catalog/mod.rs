@@ -10,6 +10,7 @@
 
 mod connector;
 mod doc;
+pub mod host;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 pub use connector::{
     is_reserved_tool_name, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource,
-    Method, Operation, Origin, PathPart, Scheme, ToolDef,
+    Method, Operation, Origin, OriginRules, PathPart, Scheme, ToolDef,
 };
 pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 
@@ -40,10 +41,19 @@ pub struct Directory {
 impl Directory {
     /// Parses and validates a directory document.
     pub fn parse(text: &str) -> Result<Directory, DocumentErrors> {
-        Self::from_value(&parse_json(text, "directory")?)
+        Self::parse_with(text, OriginRules::STORED)
+    }
+
+    /// Parses a directory being written, under the deployment's origin rules.
+    pub fn parse_with(text: &str, rules: OriginRules) -> Result<Directory, DocumentErrors> {
+        Self::from_value_with(&parse_json(text, "directory")?, rules)
     }
 
     pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
+        Self::from_value_with(value, OriginRules::STORED)
+    }
+
+    pub fn from_value_with(value: &Value, rules: OriginRules) -> Result<Directory, DocumentErrors> {
         let mut problems = Problems::default();
         let root = JsonPath::root();
         let Some(fields) = Fields::of(value, &root, &["schema", "connectors"], &mut problems)
@@ -59,9 +69,13 @@ impl Directory {
             .unwrap_or_default();
         for (i, item) in items.iter().enumerate() {
             let at = list_path.index(i);
-            let Some(connector) =
-                connector::parse_connector(item, &at, ConnectorSource::Directory, &mut problems)
-            else {
+            let Some(connector) = connector::parse_connector(
+                item,
+                &at,
+                ConnectorSource::Directory,
+                rules,
+                &mut problems,
+            ) else {
                 continue;
             };
             if let Some(&first) = directory.by_id.get(&connector.id) {
@@ -154,6 +168,55 @@ pub fn is_valid_secret_name(name: &str) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The start of every credential name tenant `tenant` may use: `T_<TENANT>__`, where `<TENANT>`
+/// is the tenant id in capitals with `-` written `_H` and `_` written `_U` (`acme` → `T_ACME__`,
+/// `big-co` → `T_BIG_HCO__`). Every `_` of `<TENANT>` is followed by `H` or `U`, so `__` first
+/// occurs where `<TENANT>` ends: a name belongs to exactly one tenant, and no tenant's names
+/// start another's (`acme` cannot name `T_ACME_HX__TOKEN`, which is `acme-x`'s).
+pub fn credential_prefix(tenant: &str) -> String {
+    let mut prefix = String::with_capacity(tenant.len() * 2 + 4);
+    prefix.push_str("T_");
+    for c in tenant.chars() {
+        match c {
+            '-' => prefix.push_str("_H"),
+            '_' => prefix.push_str("_U"),
+            c => prefix.push(c.to_ascii_uppercase()),
+        }
+    }
+    prefix.push_str("__");
+    prefix
+}
+
+/// Why `name` cannot be a credential of `tenant`, or `None` when it can: a well-formed secret
+/// name, not one of the gateway's own bindings, and inside the tenant's prefix with something
+/// after it. Checked when a catalog is written and again before a secret is read for a call.
+pub fn credential_problem(tenant: &str, name: &str) -> Option<String> {
+    let prefix = credential_prefix(tenant);
+    if !is_valid_secret_name(name) {
+        Some(invalid_secret_name(name, &prefix))
+    } else if crate::binding::is_reserved(name) {
+        Some(format!(
+            "secret {} is one of the gateway's own bindings and can never be a credential",
+            quote(name)
+        ))
+    } else if name.strip_prefix(&prefix).is_none_or(str::is_empty) {
+        Some(format!(
+            "secret {} is not tenant {}'s: its credentials are named {prefix}<NAME> (like {prefix}NOTION_TOKEN)",
+            quote(name),
+            quote(tenant)
+        ))
+    } else {
+        None
+    }
+}
+
+fn invalid_secret_name(name: &str, prefix: &str) -> String {
+    format!(
+        "invalid secret name {}: use letters, digits and \"_\", not starting with a digit (like {prefix}NOTION_TOKEN)",
+        quote(name)
+    )
+}
+
 fn label_problem(label: &str) -> Option<&'static str> {
     if label.trim().is_empty() {
         Some("must not be empty")
@@ -174,27 +237,50 @@ fn label_problem(label: &str) -> Option<&'static str> {
 impl Catalog {
     /// Parses and validates a tenant's catalog against the deployment's directory.
     pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(parse_json(text, "catalog")?, directory)
+        Self::from_owned(
+            parse_json(text, "catalog")?,
+            directory,
+            None,
+            OriginRules::STORED,
+        )
+    }
+
+    /// Parses a catalog stored (or being stored) for `tenant` under `rules`: its `tenant` field
+    /// must say so, and its credentials are judged as that tenant's whatever the field says.
+    pub fn parse_stored(
+        text: &str,
+        directory: &Directory,
+        tenant: &str,
+        rules: OriginRules,
+    ) -> Result<Catalog, DocumentErrors> {
+        Self::from_owned(parse_json(text, "catalog")?, directory, Some(tenant), rules)
     }
 
     pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(value.clone(), directory)
+        Self::from_owned(value.clone(), directory, None, OriginRules::STORED)
     }
 
     /// Private connectors hold nearly all of a large catalog's bytes, so they are taken out of
     /// the document and parsed one at a time, each dropping its raw schemas once the parsed
     /// connector owns them: the raw tree and its parsed copy never coexist whole.
-    fn from_owned(mut value: Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
+    fn from_owned(
+        mut value: Value,
+        directory: &Directory,
+        stored_for: Option<&str>,
+        rules: OriginRules,
+    ) -> Result<Catalog, DocumentErrors> {
         let private = value
             .as_object_mut()
             .and_then(|root| root.remove("private_connectors"));
-        Self::build(&value, private, directory)
+        Self::build(&value, private, directory, stored_for, rules)
     }
 
     fn build(
         value: &Value,
         private: Option<Value>,
         directory: &Directory,
+        stored_for: Option<&str>,
+        rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
         const FIELDS: &[&str] = &[
             "schema",
@@ -210,6 +296,20 @@ impl Catalog {
         };
         check_schema_version(&fields, &mut problems);
         let tenant = read_id(&fields, "tenant", &mut problems);
+        if let (Some(found), Some(expected)) = (tenant, stored_for) {
+            if found != expected {
+                problems.push(
+                    &fields.path("tenant"),
+                    format!(
+                        "is {} but the document is stored for tenant {}",
+                        quote(found),
+                        quote(expected)
+                    ),
+                );
+            }
+        }
+        // Credentials belong to the tenant the document is stored for.
+        let owner = stored_for.or(tenant);
 
         // (connector, where it was named) for collision messages.
         let mut connectors: Vec<(Arc<Connector>, JsonPath)> = Vec::new();
@@ -251,8 +351,13 @@ impl Catalog {
             };
             for (i, mut item) in items.into_iter().enumerate() {
                 let at = list_path.index(i);
-                let parsed =
-                    connector::parse_connector(&item, &at, ConnectorSource::Private, &mut problems);
+                let parsed = connector::parse_connector(
+                    &item,
+                    &at,
+                    ConnectorSource::Private,
+                    rules,
+                    &mut problems,
+                );
                 drop_raw_schemas(&mut item);
                 if parsed.is_none() {
                     if let Some(id) = item.get("id").and_then(Value::as_str) {
@@ -330,7 +435,7 @@ impl Catalog {
             {
                 let at = list_path.index(i);
                 let Some(connection) =
-                    parse_connection(item, &at, &connectors, &broken_ids, &mut problems)
+                    parse_connection(item, &at, owner, &connectors, &broken_ids, &mut problems)
                 else {
                     continue;
                 };
@@ -449,6 +554,7 @@ fn raw_tool_index(private: &[Value], connector_path: &JsonPath, name: &str) -> O
 fn parse_connection(
     value: &Value,
     path: &JsonPath,
+    tenant: Option<&str>,
     connectors: &[(Arc<Connector>, JsonPath)],
     broken_ids: &[String],
     problems: &mut Problems,
@@ -477,16 +583,13 @@ fn parse_connection(
                 }
             });
     let credential = fields.optional_str("credential", problems);
-    if let Some(name) = credential {
-        if !is_valid_secret_name(name) {
-            problems.push(
-                &fields.path("credential"),
-                format!(
-                    "invalid secret name {}: use letters, digits and \"_\", not starting with a digit (like NOTION_TOKEN)",
-                    quote(name)
-                ),
-            );
-        }
+    // With no valid tenant id the ownership cannot be judged; that id's own problem is reported.
+    let credential_problem = credential.and_then(|name| match tenant {
+        Some(tenant) => credential_problem(tenant, name),
+        None => (!is_valid_secret_name(name)).then(|| invalid_secret_name(name, "T_<TENANT>__")),
+    });
+    if let Some(problem) = &credential_problem {
+        problems.push(&fields.path("credential"), problem.clone());
     }
     if let Some(connector) = connector {
         match (&connector.auth, credential) {
@@ -518,10 +621,10 @@ fn parse_connection(
             None
         }
     };
-    let credential = match credential {
-        Some(name) if !is_valid_secret_name(name) => return None,
-        other => other.map(str::to_owned),
-    };
+    if credential_problem.is_some() {
+        return None;
+    }
+    let credential = credential.map(str::to_owned);
     Some(Connection {
         id: id?.to_owned(),
         connector: connector?.id.clone(),

@@ -1,5 +1,6 @@
 //! Small HTTP helpers for the shell: JSON answers, CORS, origin checks, bounded bodies.
 
+use futures_util::StreamExt;
 use worker::{Headers, Request, Response, Result};
 
 /// Largest MCP request body accepted; larger ones get 413 before they are parsed.
@@ -75,24 +76,31 @@ pub fn preflight(origin: Option<&str>) -> Result<Response> {
     with_cors(response, origin)
 }
 
-/// Reads the body, refusing more than `limit` bytes (checked on the header first).
+/// Reads the body, refusing more than `limit` bytes: on the declared `Content-Length` first,
+/// then while streaming, so a chunked body is never buffered past the limit. Past it the stream
+/// is dropped, which cancels the rest unread, and the 413 goes out at once.
 pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, u16> {
     let declared = header(req, "Content-Length").and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(413);
     }
-    let bytes = req.bytes().await.map_err(|_| 400u16)?;
-    if bytes.len() > limit {
-        return Err(413);
+    if req.inner().body().is_none() {
+        return Ok(Vec::new());
     }
-    Ok(bytes)
+    let mut stream = req.stream().map_err(|_| 400u16)?;
+    let mut body = Vec::with_capacity(declared.unwrap_or(0));
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| 400u16)?;
+        if body.len() + chunk.len() > limit {
+            return Err(413);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The bearer token of an `Authorization` header, if any.
 pub fn bearer(req: &Request) -> Option<String> {
     let value = header(req, "Authorization")?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim().to_owned())
+    crate::grant::bearer_token(&value).map(str::to_owned)
 }

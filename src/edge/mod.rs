@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
 
 use crate::admin::{self, Document, Route};
+use crate::binding;
+use crate::catalog::OriginRules;
 use crate::gateway::{self, Effect, Surface};
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
@@ -21,7 +23,7 @@ use http::{
     with_cors,
 };
 
-const ROSTER_BINDING: &str = "ROSTER";
+const ROSTER_BINDING: &str = binding::ROSTER;
 
 /// Deployment settings, read from `[vars]` and secrets.
 struct Config {
@@ -38,7 +40,7 @@ impl Config {
     fn from_env(env: &Env) -> Config {
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         Config {
-            allowed_origins: var("ALLOWED_ORIGINS")
+            allowed_origins: var(binding::ALLOWED_ORIGINS)
                 .map(|v| {
                     v.split(',')
                         .map(|s| s.trim().to_owned())
@@ -46,17 +48,26 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
-            page_size: var("TOOLS_PAGE_SIZE")
+            page_size: var(binding::TOOLS_PAGE_SIZE)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(100),
-            collapse_threshold: var("COLLAPSE_THRESHOLD")
+            collapse_threshold: var(binding::COLLAPSE_THRESHOLD)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::resolver::DEFAULT_COLLAPSE_THRESHOLD),
-            allow_loopback_http: var("ALLOW_LOOPBACK_HTTP").as_deref() == Some("true"),
-            upstream_timeout_ms: var("UPSTREAM_TIMEOUT_MS")
+            allow_loopback_http: var(binding::ALLOW_LOOPBACK_HTTP).as_deref() == Some("true"),
+            upstream_timeout_ms: var(binding::UPSTREAM_TIMEOUT_MS)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::upstream::TIMEOUT_MS),
-            test_clock: var("TEST_CLOCK").as_deref() == Some("enabled"),
+            test_clock: var(binding::TEST_CLOCK).as_deref() == Some("enabled"),
+        }
+    }
+}
+
+impl Config {
+    /// The origins a document written now may name.
+    fn origin_rules(&self) -> OriginRules {
+        OriginRules {
+            allow_loopback: self.allow_loopback_http,
         }
     }
 }
@@ -130,7 +141,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         match path.as_str() {
             "/healthz" => json_response(200, &json!({"status": "ok"})),
             "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
-            p if p.starts_with("/admin/") => serve_admin(req, &env, &mut log).await,
+            p if p.starts_with("/admin/") => serve_admin(req, &env, &config, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
     };
@@ -308,7 +319,7 @@ async fn serve_mcp(
     log.tool = exchange.tool.clone();
     let mut results = Vec::new();
     for effect in exchange.take_effects() {
-        results.push(perform(env, ctx, config, &identity, effect).await?);
+        results.push(perform(env, ctx, config, &identity, effect).await);
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {
@@ -339,18 +350,26 @@ fn clock(req: &Request, config: &Config) -> i64 {
     now_ms() + offset
 }
 
+/// Performs one effect. Whatever fails is that call's answer, never the request's: a batch's
+/// other calls keep theirs.
 async fn perform(
     env: &Env,
     ctx: &Context,
     config: &Config,
     identity: &Identity,
     effect: Effect,
-) -> Result<std::result::Result<CallToolResult, RpcError>> {
+) -> std::result::Result<CallToolResult, RpcError> {
     match effect {
-        Effect::Roster(command) => Ok(match roster(env, &identity.tenant, &command).await? {
-            Ok(value) => Ok(CallToolResult::json(value)),
-            Err(error) => Ok(CallToolResult::error(error.to_string())),
-        }),
+        Effect::Roster(command) => match roster(env, &identity.tenant, &command).await {
+            Ok(Ok(value)) => Ok(CallToolResult::json(value)),
+            Ok(Err(error)) => Ok(CallToolResult::error(error.to_string())),
+            Err(error) => {
+                worker::console_error!("roster command failed: {error}");
+                Ok(CallToolResult::error(
+                    "the gateway could not reach the tenant's roster; try again",
+                ))
+            }
+        },
         Effect::Outbound(call) => {
             outbound::execute(
                 env,
@@ -388,6 +407,7 @@ fn invalid_document(errors: &crate::catalog::DocumentErrors) -> Result<Response>
 /// and stores it only if the whole set is valid (the old copy stays otherwise).
 async fn put_document(
     env: &Env,
+    rules: OriginRules,
     tenant: &str,
     document: Document,
     body: &[u8],
@@ -412,6 +432,7 @@ async fn put_document(
         directory.as_deref(),
         catalog.as_deref(),
         policy.as_deref(),
+        rules,
     ) {
         Ok(summary) => {
             kv.put(&document.kv_key(tenant), text)?.execute().await?;
@@ -421,21 +442,26 @@ async fn put_document(
     }
 }
 
-fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, &'static str)> {
-    let Ok(secret) = env.secret("ADMIN_SECRET").map(|s| s.to_string()) else {
-        return Err((
-            503,
-            "the admin API is disabled: set the ADMIN_SECRET secret",
-        ));
+fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, String)> {
+    let stored = env
+        .secret(binding::ADMIN_SECRET)
+        .map(|s| s.to_string())
+        .ok();
+    let secret = match admin::usable_admin_secret(stored.as_deref()) {
+        Ok(secret) => secret,
+        Err(disabled) => {
+            worker::console_error!("{disabled}");
+            return Err((503, disabled.to_string()));
+        }
     };
     match bearer(req) {
         Some(token) if crate::grant::constant_time_eq(token.as_bytes(), secret.as_bytes()) => {
             Ok(())
         }
-        Some(_) => Err((401, "unauthorized: wrong admin secret")),
+        Some(_) => Err((401, "unauthorized: wrong admin secret".into())),
         None => Err((
             401,
-            "unauthorized: send Authorization: Bearer <admin secret>",
+            "unauthorized: send Authorization: Bearer <admin secret>".into(),
         )),
     }
 }
@@ -450,10 +476,15 @@ fn roster_reply(
     }
 }
 
-async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<Response> {
+async fn serve_admin(
+    mut req: Request,
+    env: &Env,
+    config: &Config,
+    log: &mut LogLine,
+) -> Result<Response> {
     if let Err((status, message)) = admin_authorized(&req, env) {
         log.outcome = "admin_unauthorized".into();
-        let response = error_response(status, message)?;
+        let response = error_response(status, &message)?;
         if status == 401 {
             response
                 .headers()
@@ -581,7 +612,7 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
                 return error_response(400, "the document is not valid UTF-8");
             };
             // Parse only: the search index is built where the directory is served.
-            match crate::catalog::Directory::parse(text) {
+            match crate::catalog::Directory::parse_with(text, config.origin_rules()) {
                 Ok(directory) => {
                     store::kv(env)?
                         .put(admin::DIRECTORY_KEY, text)?
@@ -597,7 +628,7 @@ async fn serve_admin(mut req: Request, env: &Env, log: &mut LogLine) -> Result<R
             }
         }
         Route::PutDocument { tenant, document } => {
-            put_document(env, &tenant, document, &body).await
+            put_document(env, config.origin_rules(), &tenant, document, &body).await
         }
     }
 }

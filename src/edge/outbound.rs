@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
+use futures_util::StreamExt;
 use worker::{
     AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
     RequestRedirect,
@@ -15,10 +16,10 @@ use worker::{
 
 use crate::mcp::wire::RpcError;
 use crate::mcp::CallToolResult;
-use crate::outbound::{build_request, OutboundConfig};
+use crate::outbound::{build_request, OutboundConfig, OutboundRequest};
 use crate::resolver::{CallError, ResolvedCall};
 use crate::roster::{Command, Identity};
-use crate::upstream;
+use crate::upstream::{self, BodyReader};
 
 pub async fn execute(
     env: &Env,
@@ -27,7 +28,7 @@ pub async fn execute(
     timeout_ms: u64,
     identity: &Identity,
     call: ResolvedCall,
-) -> worker::Result<Result<CallToolResult, RpcError>> {
+) -> Result<CallToolResult, RpcError> {
     let started = super::now_ms();
     let request = match build_request(
         &call,
@@ -36,62 +37,40 @@ pub async fn execute(
         },
     ) {
         Ok(request) => request,
-        Err(error) => return Ok(crate::gateway::call_error(CallError::Outbound(error))),
+        Err(error) => return crate::gateway::call_error(CallError::Outbound(error)),
     };
-    let headers = Headers::new();
-    for (name, value) in &request.headers {
-        headers.set(name, value)?;
-    }
-    headers.set("Accept", "application/json, text/plain;q=0.9, */*;q=0.5")?;
-    headers.set(
-        "User-Agent",
-        concat!("floorgate/", env!("CARGO_PKG_VERSION")),
-    )?;
-    if request.body.is_some() {
-        headers.set("Content-Type", "application/json")?;
-    }
-    if let Some(secret_name) = &request.credential_ref {
-        let Ok(secret) = env.secret(secret_name).map(|s| s.to_string()) else {
-            return Ok(Ok(CallToolResult::error(
-                "this connection's credential is not configured on the gateway; ask an administrator",
-            )));
-        };
-        match request.credential_header(&secret) {
-            Ok(Some((name, value))) => headers.set(&name, &value)?,
-            Ok(None) => {}
-            Err(error) => return Ok(Ok(CallToolResult::error(error.to_string()))),
-        }
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::from(request.method.as_str().to_owned()))
-        .with_headers(headers)
-        .with_redirect(RequestRedirect::Manual);
-    if let Some(body) = &request.body {
-        init.with_body(Some(body.as_str().into()));
-    }
-    let outgoing = Request::new_with_init(&request.url, &init)?;
-    let controller = AbortController::default();
-    let signal = controller.signal();
-    let send = Box::pin(async move { Fetch::Request(outgoing).send_with_signal(&signal).await });
-    let timeout = Delay::from(Duration::from_millis(timeout_ms));
-    let (result, upstream_status) = match select(send, timeout).await {
-        Either::Left((Ok(mut response), _)) => {
-            let status = response.status_code();
-            let content_type = response.headers().get("Content-Type").ok().flatten();
-            let body = response.bytes().await.unwrap_or_default();
-            (
-                upstream::map_response(status, content_type.as_deref(), &body),
-                Some(status),
-            )
-        }
-        Either::Left((Err(error), _)) => (upstream::unreachable(&error.to_string()), None),
-        Either::Right(_) => {
-            controller.abort();
-            (
-                upstream::unreachable(&format!("no answer within {timeout_ms} ms")),
-                None,
-            )
-        }
+    let secret_name = match request.credential_name(&identity.tenant) {
+        Ok(name) => name,
+        Err(error) => return Ok(CallToolResult::error(error.to_string())),
+    };
+    let secret = match secret_name {
+        None => None,
+        Some(name) => match env.secret(name) {
+            Ok(secret) => Some(secret.to_string()),
+            Err(_) => {
+                return Ok(CallToolResult::error(
+                    "this connection's credential is not configured on the gateway; ask an administrator",
+                ))
+            }
+        },
+    };
+    // Anything the platform refuses while building or sending is this call's error, never the
+    // whole request's: the other calls of a batch still get their answers.
+    let (result, upstream_status) = match send(&request, secret.as_deref(), timeout_ms).await {
+        Ok(outcome) => outcome,
+        Err(error) => (
+            CallToolResult::error(format!(
+                "the gateway could not send this request: {}",
+                upstream::redact(
+                    &error.to_string(),
+                    &secret
+                        .as_deref()
+                        .map(|s| request.credential_forms(s))
+                        .unwrap_or_default()
+                )
+            )),
+            None,
+        ),
     };
     let latency_ms = super::now_ms() - started;
     let outcome = if result.is_error { "tool_error" } else { "ok" };
@@ -116,5 +95,80 @@ pub async fn execute(
             worker::console_error!("audit record failed: {e}");
         }
     });
-    Ok(Ok(result))
+    Ok(result)
+}
+
+/// Builds the platform request, sends it with the timeout and maps the answer, redacting the
+/// credential from it.
+async fn send(
+    request: &OutboundRequest,
+    secret: Option<&str>,
+    timeout_ms: u64,
+) -> worker::Result<(CallToolResult, Option<u16>)> {
+    let headers = Headers::new();
+    for (name, value) in &request.headers {
+        headers.set(name, value)?;
+    }
+    headers.set("Accept", "application/json, text/plain;q=0.9, */*;q=0.5")?;
+    headers.set(
+        "User-Agent",
+        concat!("floorgate/", env!("CARGO_PKG_VERSION")),
+    )?;
+    if request.body.is_some() {
+        headers.set("Content-Type", "application/json")?;
+    }
+    let mut forms = Vec::new();
+    if let Some(secret) = secret {
+        match request.credential_header(secret) {
+            Ok(Some((name, value))) => headers.set(&name, &value)?,
+            Ok(None) => {}
+            Err(error) => return Ok((CallToolResult::error(error.to_string()), None)),
+        }
+        forms = request.credential_forms(secret);
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::from(request.method.as_str().to_owned()))
+        .with_headers(headers)
+        .with_redirect(RequestRedirect::Manual);
+    if let Some(body) = &request.body {
+        init.with_body(Some(body.as_str().into()));
+    }
+    let outgoing = Request::new_with_init(&request.url, &init)?;
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    // One deadline for the headers and the whole body: a slow drip of bytes cannot hold the
+    // call open past it, and the body is read only up to `upstream::MAX_READ_BYTES`.
+    let exchange = Box::pin(async move {
+        let mut response = Fetch::Request(outgoing).send_with_signal(&signal).await?;
+        let status = response.status_code();
+        let content_type = response.headers().get("Content-Type").ok().flatten();
+        let mut body = BodyReader::default();
+        // No stream means an empty body.
+        if let Ok(mut stream) = response.stream() {
+            while let Some(chunk) = stream.next().await {
+                if !body.push(&chunk?) {
+                    break;
+                }
+            }
+        }
+        Ok::<_, worker::Error>((status, content_type, body))
+    });
+    let deadline = Delay::from(Duration::from_millis(timeout_ms));
+    Ok(match select(exchange, deadline).await {
+        Either::Left((Ok((status, content_type, body)), _)) => (
+            upstream::map_response(status, content_type.as_deref(), &body, &forms),
+            Some(status),
+        ),
+        Either::Left((Err(error), _)) => (
+            upstream::unreachable(&upstream::redact(&error.to_string(), &forms)),
+            None,
+        ),
+        Either::Right(_) => {
+            controller.abort();
+            (
+                upstream::unreachable(&format!("no complete answer within {timeout_ms} ms")),
+                None,
+            )
+        }
+    })
 }

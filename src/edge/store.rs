@@ -15,7 +15,7 @@ use crate::admin::{Document, DIRECTORY_KEY};
 use crate::cache::{Lookup, Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS};
 use crate::tenant::{Deployment, PreparedTenant};
 
-pub const KV_BINDING: &str = "FLOORGATE_KV";
+pub const KV_BINDING: &str = crate::binding::KV;
 
 thread_local! {
     static DEPLOYMENT: RefCell<TenantCache<Deployment>> = RefCell::new(TenantCache::new(DEFAULT_TTL_MS));

@@ -10,7 +10,9 @@ use sha2::{Digest, Sha256};
 
 use super::wire::{self, Body, CallToolResult, Message, RequestId, RpcError, Tool};
 use super::{code, header, meta, method};
-use super::{BATCH_VERSION, HANDSHAKE_VERSIONS, HEADERLESS_VERSION, STATELESS_VERSIONS};
+use super::{
+    BATCH_VERSION, HANDSHAKE_VERSIONS, HEADERLESS_VERSION, MAX_ANSWER_BYTES, STATELESS_VERSIONS,
+};
 
 /// The HTTP facts of a request that the protocol rules look at.
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,6 +157,7 @@ impl<E> Exchange<E> {
         if answers.is_empty() {
             return HttpReply::accepted();
         }
+        cap_answers(&mut answers);
         let json = if batch {
             Value::Array(answers)
         } else {
@@ -163,6 +166,52 @@ impl<E> Exchange<E> {
         HttpReply {
             status,
             json: Some(json),
+        }
+    }
+}
+
+/// Counts serialized bytes without keeping them.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn encoded_len(value: &Value) -> usize {
+    let mut count = ByteCount(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Keeps the whole reply within [`MAX_ANSWER_BYTES`]: in order, an answer that would pass the
+/// limit is replaced by a small error for its id, so earlier answers stay and nothing unbounded
+/// is sent.
+fn cap_answers(answers: &mut [Value]) {
+    // Room for the batch's brackets and commas.
+    let mut total = answers.len() + 1;
+    for answer in answers.iter_mut() {
+        let size = encoded_len(answer);
+        if total + size > MAX_ANSWER_BYTES {
+            let id = answer.get("id").and_then(RequestId::from_value);
+            *answer = wire::error_response(
+                id.as_ref(),
+                &RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!(
+                        "Internal error: this answer would make the reply larger than {MAX_ANSWER_BYTES} bytes; ask for less (fewer calls per batch, a narrower call)"
+                    ),
+                ),
+            );
+            total += encoded_len(answer);
+        } else {
+            total += size;
         }
     }
 }

@@ -56,6 +56,16 @@ pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 pub const HEADERLESS_VERSION: &str = "2025-03-26";
 /// The only revision that allows JSON-RPC batches.
 pub const BATCH_VERSION: &str = "2025-03-26";
+/// Most messages one batch may hold; a longer batch is refused whole, before anything runs.
+/// The calls of a batch run one after another inside one Worker request: 32 keeps the worst
+/// case to 32 upstream fetches (each at most `upstream::TIMEOUT_MS` and
+/// `upstream::MAX_TEXT_BYTES`) plus their audit writes, well inside a request's subrequest
+/// limit, and still far above what any client batches (the SDKs that batch send a handful).
+pub const MAX_BATCH_MESSAGES: usize = 32;
+/// Most bytes of the JSON answer to one POST. An answer that would pass it is replaced by an
+/// error for that call, so no request can make the isolate hold an unbounded reply. 4 MiB holds
+/// a full batch of maximal upstream results (64 KiB text, also as structured content).
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
 
 /// Every revision served, newest first.
 pub fn supported_versions() -> Vec<&'static str> {

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::code;
+use super::{code, MAX_BATCH_MESSAGES};
 
 /// Deeper JSON than this is refused before it is parsed (keeps the wasm stack safe).
 pub const MAX_JSON_DEPTH: usize = 64;
@@ -20,7 +20,7 @@ pub enum RequestId {
 }
 
 impl RequestId {
-    fn from_value(value: &Value) -> Option<RequestId> {
+    pub(crate) fn from_value(value: &Value) -> Option<RequestId> {
         match value {
             Value::String(s) => Some(RequestId::Text(s.clone())),
             Value::Number(n) => n.as_i64().map(RequestId::Number),
@@ -121,6 +121,16 @@ pub fn parse_body(bytes: &[u8]) -> Result<Body, RpcError> {
                     code::INVALID_REQUEST,
                     "Invalid Request: empty batch",
                 ));
+            }
+            if items.len() > MAX_BATCH_MESSAGES {
+                return Err(RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: a batch may hold at most {MAX_BATCH_MESSAGES} messages and this one holds {}; nothing was run, send them in smaller batches",
+                        items.len()
+                    ),
+                )
+                .with_data(serde_json::json!({"maxBatchMessages": MAX_BATCH_MESSAGES, "messages": items.len()})));
             }
             Ok(Body::Batch(items.iter().map(parse_message).collect()))
         }
@@ -303,6 +313,29 @@ mod tests {
             "Parse error: empty body"
         );
         assert_eq!(parse_body(b"[]").unwrap_err().code, code::INVALID_REQUEST);
+    }
+
+    fn pings(n: usize) -> String {
+        let one = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        format!("[{}]", vec![one; n].join(","))
+    }
+
+    #[test]
+    fn a_batch_over_the_cap_is_refused_whole() {
+        match parse_body(pings(MAX_BATCH_MESSAGES).as_bytes()) {
+            Ok(Body::Batch(messages)) => assert_eq!(messages.len(), MAX_BATCH_MESSAGES),
+            other => panic!("a full batch is accepted, got {other:?}"),
+        }
+        let err = parse_body(pings(MAX_BATCH_MESSAGES + 1).as_bytes()).unwrap_err();
+        assert_eq!(err.code, code::INVALID_REQUEST);
+        assert_eq!(
+            err.message,
+            format!(
+                "Invalid Request: a batch may hold at most {MAX_BATCH_MESSAGES} messages and this one holds {}; nothing was run, send them in smaller batches",
+                MAX_BATCH_MESSAGES + 1
+            )
+        );
+        assert!(parse_body(pings(18_000).as_bytes()).is_err());
     }
 
     #[test]

@@ -269,7 +269,7 @@ describe("catalog: leak tests (a GitHub tool withheld from alice)", () => {
         operation: { method: "GET", path: "/x/{id}" },
       })),
     }];
-    catalog.connections = [...catalog.connections, { id: "internal-main", connector: "acme-internal", label: "Main", credential: "ACME_INTERNAL_TOKEN" }];
+    catalog.connections = [...catalog.connections, { id: "internal-main", connector: "acme-internal", label: "Main", credential: "T_ACME__INTERNAL_TOKEN" }];
     try {
       const put = await putDoc("catalog", catalog);
       assert.equal(put.status, 200, put.text);
@@ -362,7 +362,10 @@ describe("catalog: bad documents", () => {
     [(c) => { delete c.tenant; }, "tenant: required field is missing"],
     [(c) => { c.tenant = "other"; }, 'tenant: is "other" but the document is stored for tenant "acme"'],
     [(c) => { c.connections[1].label = "Engineering"; }, 'connections[1].label: duplicate label "Engineering" for connector "notion" (first used at connections[0]); labels name the account in merged tools'],
-    [(c) => { c.connections[0].credential = "bad-name"; }, 'connections[0].credential: invalid secret name "bad-name": use letters, digits and "_", not starting with a digit (like NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "bad-name"; }, 'connections[0].credential: invalid secret name "bad-name": use letters, digits and "_", not starting with a digit (like T_ACME__NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "ADMIN_SECRET"; }, 'connections[0].credential: secret "ADMIN_SECRET" is one of the gateway\'s own bindings and can never be a credential'],
+    [(c) => { c.connections[0].credential = "T_EXEC__UPSTREAM_TOKEN"; }, 'connections[0].credential: secret "T_EXEC__UPSTREAM_TOKEN" is not tenant "acme"\'s: its credentials are named T_ACME__<NAME> (like T_ACME__NOTION_TOKEN)'],
+    [(c) => { c.connections[0].credential = "ACME_NOTION_ENG_TOKEN"; }, 'connections[0].credential: secret "ACME_NOTION_ENG_TOKEN" is not tenant "acme"\'s: its credentials are named T_ACME__<NAME> (like T_ACME__NOTION_TOKEN)'],
     [withPrivate((p) => { delete p.tools[0].operation; }), "private_connectors[0].tools[0].operation: required for a private connector's tool (only directory tools may omit it)"],
     [withPrivate((p) => { p.tools[0].name = "create_issue"; }), 'private_connectors[0].tools[0].name: tool "create_issue" of connector "internal" is also defined by connector "github" (tool names must be unique within a tenant)'],
     [withPrivate((p) => { p.tools[0].name = "whoami"; }), 'private_connectors[0].tools[0].name: tool name "whoami" is reserved by the gateway'],
@@ -409,6 +412,32 @@ describe("catalog: bad documents", () => {
       assert.deepEqual(after.json, stored.json, `${doc} unchanged by the rejected writes`);
     });
   }
+
+  // Issue 15, item 3: numeric, private, link-local, mapped and unspecified hosts. This deployment
+  // allows loopback (ALLOW_LOOPBACK_HTTP), which opens none of these.
+  const refusedOrigins = [
+    "https://2130706433", "https://0x7f.0.0.1", "https://017700000001", "https://10.0.0.1", "https://172.16.0.1",
+    "https://192.168.1.1", "https://169.254.169.254", "https://100.64.0.1", "https://0.0.0.0",
+    "https://[::ffff:127.0.0.1]", "https://[::ffff:7f00:1]", "https://[::]", "https://[fe80::1]", "https://[fd00::1]",
+  ];
+  test("a private connector on a numeric or private origin → 422 at PUT; the stored catalog is untouched", async () => {
+    const stored = await admin("GET", `tenants/${TENANT}/catalog`);
+    for (const origin of refusedOrigins) {
+      const body = structuredClone(CATALOG);
+      withPrivate((p) => { p.origin = origin; })(body);
+      const answer = await putDoc("catalog", body);
+      assert.equal(answer.status, 422, `${origin}: ${answer.status} ${answer.text}`);
+      assert.equal(answer.json.problems.length, 1, answer.text);
+      assert.ok(answer.json.problems[0].startsWith(`private_connectors[0].origin: invalid origin "${origin}": host `), answer.json.problems[0]);
+    }
+    const directory = await admin("GET", "directory");
+    const bad = { schema: 1, connectors: [{ id: "metadata", label: "Metadata", origin: "https://169.254.169.254", auth: { scheme: "none" }, tools: [] }] };
+    const put = await admin("PUT", "directory", bad);
+    assert.equal(put.status, 422, put.text);
+    assert.deepEqual(put.json.problems, ['connectors[0].origin: invalid origin "https://169.254.169.254": host 169.254.169.254 is a link-local address; connectors may only reach public hosts']);
+    assert.equal((await admin("GET", "directory")).text, directory.text, "directory unchanged");
+    assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
+  });
 
   test("a corrupt document written behind the gateway's back: the last good copy keeps serving past the TTL", async () => {
     passBound();

@@ -8,15 +8,16 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages } from "./lib.mjs";
+import { MCP_URL, ADMIN_SECRET, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, callTool, listAll, walkToolPages, post, read } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
-const CREDENTIAL = "e2e-upstream-secret"; // the E2E_UPSTREAM_TOKEN var scripts/e2e.sh sets
+const CREDENTIAL = "e2e-upstream-secret"; // the T_EXEC__UPSTREAM_TOKEN var scripts/e2e.sh sets
 const requestOptions = { timeout: REQUEST_TIMEOUT_MS };
-const TENANT = uniqueId("exec");
+// Fixed names: a credential is named for its tenant (T_<TENANT>__…), and scripts/e2e.sh sets them.
+const TENANT = "exec";
 const str = { type: "string" };
 const CONTROL = new Set(["whoami", "list_connectors", "list_connections", "describe_tool", "list_my_grants", "revoke_my_grant"]);
-const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect"];
+const FAULTS = ["text", "fail", "rate", "slow", "badjson", "redirect", "echoauth", "drip", "huge"];
 
 let up;
 let grant;
@@ -59,9 +60,9 @@ function documents(origin) {
       ],
     }],
     connections: [
-      { id: "main", connector: "stand-in", label: "Main", credential: "E2E_UPSTREAM_TOKEN" },
-      { id: "backup", connector: "stand-in", label: "Backup", credential: "E2E_UPSTREAM_TOKEN" },
-      { id: "hidden-conn", connector: "stand-in", label: "Hidden", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "main", connector: "stand-in", label: "Main", credential: "T_EXEC__UPSTREAM_TOKEN" },
+      { id: "backup", connector: "stand-in", label: "Backup", credential: "T_EXEC__UPSTREAM_TOKEN" },
+      { id: "hidden-conn", connector: "stand-in", label: "Hidden", credential: "T_EXEC__UPSTREAM_TOKEN" },
     ],
   };
   const policy = {
@@ -146,7 +147,7 @@ describe("execution against a recording upstream", () => {
 
   test("the listing: merged tools with the visible connections only, frozen team removed", async () => {
     const tools = await walkToolPages((cursor) => client.listTools(cursor === undefined ? {} : { cursor }, requestOptions));
-    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_fail", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
+    assert.deepEqual(tools.filter((t) => !CONTROL.has(t.name)).map((t) => t.name).sort(), ["call_badjson", "call_drip", "call_echoauth", "call_fail", "call_huge", "call_rate", "call_redirect", "call_slow", "call_text", "create_note", "get_item"]);
     const note = tools.find((t) => t.name === "create_note");
     assert.deepEqual(note.inputSchema.properties.connection.enum, ["Backup", "Main"], "the withheld connection is not offered");
     assert.equal(note.inputSchema.properties.team, undefined, "the frozen field is not advertised");
@@ -198,14 +199,10 @@ describe("execution against a recording upstream", () => {
   // Values that could change the URL's shape. Either refused before sending, or sent with the
   // value percent-encoded inside its one segment (the path shape unchanged).
   const encodedCases = [
-    ["path traversal ../x", "../x", "/v1/items/..%2Fx"],
-    ["encoded traversal %2e%2e", "%2e%2e", "/v1/items/%252e%252e"],
-    ["encoded slash %2F", "a%2Fb", "/v1/items/a%252Fb"],
     ["CR/LF", "a\r\nHost: evil.example", "/v1/items/a%0D%0AHost%3A%20evil.example"],
     ["@ (userinfo)", "u@evil.example", "/v1/items/u%40evil.example"],
     ["# (fragment)", "a#frag", "/v1/items/a%23frag"],
     ["? (query)", "a?admin=1", "/v1/items/a%3Fadmin%3D1"],
-    ["/ inside a value", "a/b/c", "/v1/items/a%2Fb%2Fc"],
   ];
   for (const [what, value, expected] of encodedCases) {
     test(`hostile path value, ${what}: sent percent-encoded in its own segment`, async () => {
@@ -220,8 +217,19 @@ describe("execution against a recording upstream", () => {
     });
   }
 
+  const oneSegment = /^request refused before sending: arguments\.item_id: fills one URL path segment and must not contain "\/" or "\\", raw or percent-encoded \(the operation does not declare it multi_segment\)$/;
+  const dotSegment = /^request refused before sending: arguments\.item_id: fills a URL path segment and cannot be "\." or "\.\."$/;
   const refusedCases = [
-    ["a dot-dot segment", "get_item", { item_id: "..", connection: "Main" }, /^request refused before sending: arguments\.item_id: fills a URL path segment and cannot be "\." or "\.\."$/],
+    // Issue 15, item 10: a slash or backslash in a single-segment placeholder, in any encoding.
+    ["path traversal ../x", "get_item", { item_id: "../x", connection: "Main" }, oneSegment],
+    ["encoded traversal ..%2F..%2Fadmin", "get_item", { item_id: "..%2F..%2Fadmin", connection: "Main" }, oneSegment],
+    ["an encoded slash %2F", "get_item", { item_id: "a%2Fb", connection: "Main" }, oneSegment],
+    ["a double-encoded slash %252F", "get_item", { item_id: "a%252Fb", connection: "Main" }, oneSegment],
+    ["/ inside a value", "get_item", { item_id: "a/b/c", connection: "Main" }, oneSegment],
+    ["a backslash", "get_item", { item_id: "a\\..\\b", connection: "Main" }, oneSegment],
+    ["an encoded backslash %5C", "get_item", { item_id: "a%5C..", connection: "Main" }, oneSegment],
+    ["an encoded dot-dot %2e%2e", "get_item", { item_id: "%2e%2e", connection: "Main" }, dotSegment],
+    ["a dot-dot segment", "get_item", { item_id: "..", connection: "Main" }, dotSegment],
     ["a dot segment", "get_item", { item_id: ".", connection: "Main" }, /arguments\.item_id: fills a URL path segment and cannot be/],
     ["a huge value (100,000 characters)", "get_item", { item_id: "x".repeat(100_000), connection: "Main" }, /arguments\.item_id/],
     ["CR/LF in a header argument", "create_note", { folder: "f", title: "t", "X-Trace": "a\r\nX-Evil: 1", connection: "Main" }, /^request refused before sending: arguments\.X-Trace: is sent as a header and must not contain control characters or line breaks$/],
@@ -258,6 +266,10 @@ describe("execution against a recording upstream", () => {
     ["invalid JSON with a JSON content type", "call_badjson", (r) => {
       assert.match(r.content[0].text, /^upstream said its body was JSON but it does not parse/);
     }],
+    ["401 quoting the credential it got (redacted, issue 15 item 11)", "call_echoauth", (r) => {
+      assert.equal(r.content[0].text, "upstream answered HTTP 401: credential refused: Bearer [redacted]");
+      assert.equal(r.structuredContent.excerpt, "credential refused: Bearer [redacted]");
+    }],
     ["redirect to another origin (not followed)", "call_redirect", (r) => {
       assert.equal(r.structuredContent.status, 302);
       assert.match(r.content[0].text, /HTTP 302 \(a redirect; the gateway does not follow redirects\)/);
@@ -282,11 +294,35 @@ describe("execution against a recording upstream", () => {
     const result = await client.callTool({ name: "call_slow", arguments: { connection: "Main" } }, undefined, requestOptions);
     const took = Date.now() - started;
     assert.equal(result.isError, true);
-    assert.match(result.content[0].text, /^the upstream API could not be reached: no answer within 1500 ms$/);
+    assert.match(result.content[0].text, /^the upstream API could not be reached: no complete answer within 1500 ms$/);
     assert.ok(took >= 1_400 && took < 3_900, `gave up at the timeout, not at the upstream's answer: ${took} ms`);
     assert.equal(up.take().length, 1, "sent once, no retry");
     const again = await client.callTool({ name: "get_item", arguments: { item_id: "after-slow", connection: "Main" } }, undefined, requestOptions);
     assert.equal(again.structuredContent.path, "/v1/items/after-slow", "the worker keeps serving");
+  });
+
+  test("upstream headers at once, then a body dripping past the timeout: one deadline covers both", async () => {
+    up.take();
+    const started = Date.now();
+    const result = await client.callTool({ name: "call_drip", arguments: { connection: "Main" } }, undefined, requestOptions);
+    const took = Date.now() - started;
+    assert.equal(result.isError, true, JSON.stringify(result));
+    assert.equal(result.content[0].text, "the upstream API could not be reached: no complete answer within 1500 ms");
+    assert.ok(took >= 1_400 && took < 3_500, `gave up at the deadline, not when the body ended: ${took} ms`);
+    assert.equal(up.take().length, 1);
+  });
+
+  test("an upstream body that never ends is read up to the cap and no further", async () => {
+    up.take();
+    const started = Date.now();
+    const result = await client.callTool({ name: "call_huge", arguments: { connection: "Main" } }, undefined, requestOptions);
+    assert.notEqual(result.isError, true, JSON.stringify(result).slice(0, 300));
+    const text = result.content[0].text;
+    assert.ok(text.startsWith("z".repeat(1000)));
+    assert.ok(text.endsWith("\n[truncated: 65536 bytes shown; the upstream sent more than 262144]"), text.slice(-120));
+    assert.ok(Date.now() - started < 1_400, "answered from the first bytes, not at the deadline");
+    const who = await client.callTool({ name: "whoami", arguments: {} }, undefined, requestOptions);
+    assert.equal(who.structuredContent.member, "m1", "the worker keeps serving");
   });
 
   test("the SDK sees refusals as JSON-RPC invalid-params errors", async () => {
@@ -328,7 +364,7 @@ describe("execution against a recording upstream", () => {
     const text = JSON.stringify(rows);
     assert.ok(!text.includes(marker), "no argument values in the audit");
     assert.ok(!text.includes("Hello") && !text.includes("trace-7"), "no argument values in the audit");
-    assert.ok(!text.includes(CREDENTIAL) && !text.includes("E2E_UPSTREAM_TOKEN") && !text.includes(grant), "no credentials in the audit");
+    assert.ok(!text.includes(CREDENTIAL) && !text.includes("T_EXEC__UPSTREAM_TOKEN") && !text.includes(grant), "no credentials in the audit");
     // Refused calls never reached the upstream: no upstream_status for them.
     assert.ok(rows.every((r) => r.upstream_status === null || typeof r.upstream_status === "number"));
     // Newest first.
@@ -343,9 +379,9 @@ describe("execution against a recording upstream", () => {
 // Auth schemes, connection status, policy path rules, a directory tool with no operation, a
 // plain-http non-loopback origin and the size caps, in a second throwaway tenant with one
 // member per role (so each role sees only what it is meant to).
-const TENANT2 = uniqueId("exec2");
-const BASIC_SECRET = "e2e-user:pa:ss word"; // E2E_BASIC_SECRET of scripts/e2e.sh
-const HEADER_SECRET = "e2e-header-secret"; // E2E_HEADER_SECRET of scripts/e2e.sh
+const TENANT2 = "exec2";
+const BASIC_SECRET = "e2e-user:pa:ss word"; // T_EXEC2__BASIC_SECRET of scripts/e2e.sh
+const HEADER_SECRET = "e2e-header-secret"; // T_EXEC2__HEADER_SECRET of scripts/e2e.sh
 const MIB = 1024 * 1024;
 
 function documents2(origin) {
@@ -361,6 +397,9 @@ function documents2(origin) {
     tenant: TENANT2,
     connectors: ["markitdown"],
     private_connectors: [
+      // A host that passes the gateway's checks but that the platform's URL parser refuses
+      // (invalid punycode): building the request fails inside the Worker.
+      { ...connector("idn-api", { scheme: "bearer" }, [get("idn_get", "/idn")]), origin: "https://xn--a.example" },
       connector("basic-api", { scheme: "basic" }, [get("basic_get", "/basic")]),
       connector("key-api", { scheme: "header", header: "X-Api-Key" }, [get("key_get", "/key")]),
       connector("dis-api", { scheme: "bearer" }, [get("dis_get", "/dis/{id}", { id: str }, ["id"])]),
@@ -368,6 +407,7 @@ function documents2(origin) {
       connector("paths-api", { scheme: "bearer" }, [
         get("item_get", "/items/{item_id}", { item_id: str }, ["item_id"]),
         get("folder_get", "/folders/{folder}/list", { folder: str }, ["folder"]),
+        { ...get("tree_get", "/folders/{path}", { path: str }, ["path"]), operation: { method: "GET", path: "/folders/{path}", multi_segment: ["path"] } },
         {
           name: "put_thing",
           description: "Store a thing with a query, a body and a header argument.",
@@ -377,13 +417,14 @@ function documents2(origin) {
       ]),
     ],
     connections: [
-      { id: "basic-conn", connector: "basic-api", label: "Basic", credential: "E2E_BASIC_SECRET" },
-      { id: "key-conn", connector: "key-api", label: "Key", credential: "E2E_HEADER_SECRET" },
-      { id: "dis-off", connector: "dis-api", label: "Dis Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
-      { id: "mix-on", connector: "mix-api", label: "On", credential: "E2E_UPSTREAM_TOKEN", status: "active" },
-      { id: "mix-off", connector: "mix-api", label: "Off", credential: "E2E_UPSTREAM_TOKEN", status: "disabled" },
-      { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "E2E_UPSTREAM_TOKEN" },
+      { id: "basic-conn", connector: "basic-api", label: "Basic", credential: "T_EXEC2__BASIC_SECRET" },
+      { id: "key-conn", connector: "key-api", label: "Key", credential: "T_EXEC2__HEADER_SECRET" },
+      { id: "dis-off", connector: "dis-api", label: "Dis Off", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "disabled" },
+      { id: "mix-on", connector: "mix-api", label: "On", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "active" },
+      { id: "mix-off", connector: "mix-api", label: "Off", credential: "T_EXEC2__UPSTREAM_TOKEN", status: "disabled" },
+      { id: "paths-conn", connector: "paths-api", label: "Paths", credential: "T_EXEC2__UPSTREAM_TOKEN" },
       { id: "md", connector: "markitdown", label: "Markitdown" },
+      { id: "idn-conn", connector: "idn-api", label: "Idn", credential: "T_EXEC2__UPSTREAM_TOKEN" },
     ],
   };
   const policy = {
@@ -395,6 +436,7 @@ function documents2(origin) {
       narrow: { connectors: { allow: ["paths-api"] }, paths: [{ connector: "paths-api", prefixes: ["/v1/items", "/v1/folders/public"] }] },
       wide: { connectors: { allow: ["paths-api"] } },
       dir: { connectors: { allow: ["markitdown"] } },
+      idn: { connectors: { allow: ["idn-api", "paths-api"] } },
     },
   };
   return { catalog, policy };
@@ -403,7 +445,7 @@ function documents2(origin) {
 describe("execution: auth schemes, connection status, path rules, no-operation tools, caps", () => {
   let up2;
   const grants = {};
-  const ROLES = ["auth", "disabled", "narrow", "wide", "dir"];
+  const ROLES = ["auth", "disabled", "narrow", "wide", "dir", "idn"];
 
   /** tools/call and execute_tool for one member; both must answer 200 and agree. Returns the tools/call JSON. */
   async function both(role, name, args) {
@@ -464,6 +506,20 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
     await up2?.close();
   });
 
+  test("a request the platform cannot build is that call's isError; the batch's other calls still answer", async () => {
+    up2.take();
+    const call = (id, name, args) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+    const answer = await read(await post([call(1, "idn_get", {}), { jsonrpc: "2.0", id: 2, method: "ping" }, call(3, "item_get", { item_id: "batch-ok" })], { grant: grants.idn }));
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.length, 3, answer.text);
+    assert.equal(answer.json[0].id, 1);
+    assert.equal(answer.json[0].result?.isError, true, answer.text);
+    assert.match(answer.json[0].result.content[0].text, /^the gateway could not send this request: /);
+    assert.deepEqual(answer.json[1], { jsonrpc: "2.0", id: 2, result: {} });
+    assert.equal(answer.json[2].result.structuredContent.path, "/v1/items/batch-ok");
+    assert.deepEqual(up2.take().map((r) => r.path), ["/v1/items/batch-ok"], "only the buildable call was sent");
+  });
+
   test("basic auth: Authorization: Basic base64(secret), the secret's colons and space kept", async () => {
     const [result, r] = await sent2("auth", "basic_get", {});
     assert.equal(r.url, "/v1/basic");
@@ -520,11 +576,26 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
   });
 
   const outside = /^request refused before sending: the outbound URL path is outside the prefixes your policy allows \("\/v1\/items", "\/v1\/folders\/public"\)$/;
-  for (const [what, folder] of [["another folder", "private"], ["a sibling sharing the prefix's letters (segment-aware)", "public-evil"], ["an encoded slash trying to climb in", "public/../../items"]]) {
+  for (const [what, folder] of [["another folder", "private"], ["a sibling sharing the prefix's letters (segment-aware)", "public-evil"], ["a sibling folder", "public-x"]]) {
     test(`path rule: outside every prefix, ${what}: refused, nothing sent`, async () => {
       await refused2("narrow", "folder_get", { folder }, outside);
     });
   }
+
+  test("path rule: a slash trying to climb in is refused before the rule, in every encoding; nothing sent", async () => {
+    for (const folder of ["public/../../items", "public%2F..%2F..%2Fitems", "public%252F..", "public\\..\\x"]) {
+      await refused2("narrow", "folder_get", { folder }, /^request refused before sending: arguments\.folder: fills one URL path segment and must not contain/);
+    }
+  });
+
+  test("a declared multi_segment placeholder keeps its slashes, inside the policy's prefixes", async () => {
+    const [, r] = await sent2("narrow", "tree_get", { path: "public/docs/a b.md" });
+    assert.equal(r.url, "/v1/folders/public/docs/a%20b.md");
+    for (const path of ["public/../private", "public/%2e%2e/private", "public/a%2F..%2F..", "public//x", "public\\..\\x"]) {
+      await refused2("narrow", "tree_get", { path }, /^request refused before sending: arguments\.path: fills (a )?URL path segments? and /);
+    }
+    await refused2("narrow", "tree_get", { path: "private/x" }, outside);
+  });
 
   test("path rule: the same calls run for a role without the rule (the refusal is the rule's)", async () => {
     const [, r] = await sent2("wide", "folder_get", { folder: "private" });
@@ -586,8 +657,13 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
     const answer = await callTool(grants.wide, "put_thing", { text });
     assert.equal(answer.status, 200, answer.text.slice(0, 400));
     assert.notEqual(answer.json.result?.isError, true, answer.text.slice(0, 400));
+    // The stand-in echoes the 900 KB back; the gateway reads 256 KiB of it and drops the
+    // connection, which the stand-in records as a reset.
+    assert.match(answer.json.result.content[0].text, /\[truncated: 65536 bytes shown; the upstream sent more than 262144\]$/);
+    const until = Date.now() + 2_000;
+    while (!up2.requests.some((x) => x.refused) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const [r, ...more] = up2.take();
-    assert.deepEqual(more, []);
+    assert.deepEqual(more.filter((x) => x.refused !== "ECONNRESET"), []);
     assert.equal(JSON.parse(r.body).text, text);
     const huge = await callTool(grants.wide, "put_thing", { text: "b".repeat(2 * MIB) });
     assert.equal(huge.status, 413, huge.text.slice(0, 400));

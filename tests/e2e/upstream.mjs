@@ -4,8 +4,11 @@
 //
 //   /v1/text       200 text/plain
 //   /v1/fail       500 text/plain "internal failure: database on fire"
+//   /v1/echoauth   401 text/plain quoting the Authorization header it got
 //   /v1/rate       429 application/json {"error":"rate limited"} with Retry-After
 //   /v1/slow       200 JSON, but only after SLOW_MS (longer than the gateway's timeout)
+//   /v1/drip       200 text/plain at once, then one byte every 100 ms until SLOW_MS
+//   /v1/huge       200 text/plain that never ends
 //   /v1/badjson    200 application/json whose body is not JSON
 //   /v1/redirect   302 to another origin: a second recording listener on another 127.0.0.1 port
 //   anything else  200 application/json echoing {method, path, query, body}
@@ -37,6 +40,11 @@ export async function startUpstream() {
           res.writeHead(500, { "Content-Type": "text/plain" });
           res.end("internal failure: database on fire");
           return;
+        case "/v1/echoauth":
+          // An API that quotes the credential it refused: the gateway must not pass it on.
+          res.writeHead(401, { "Content-Type": "text/plain" });
+          res.end(`credential refused: ${req.headers.authorization ?? ""}`);
+          return;
         case "/v1/rate":
           return json(429, { error: "rate limited" }, { "Retry-After": "30" });
         case "/v1/slow": {
@@ -45,6 +53,26 @@ export async function startUpstream() {
             if (!res.destroyed) json(200, { late: true });
           }, SLOW_MS);
           timers.add(t);
+          return;
+        }
+        case "/v1/drip": {
+          // Headers at once, then a byte every 100 ms for SLOW_MS: only a deadline that covers
+          // the body stops waiting for it.
+          res.writeHead(200, { "Content-Type": "text/plain" });
+          const t = setInterval(() => { if (!res.destroyed) res.write("."); }, 100);
+          timers.add(t);
+          const done = setTimeout(() => { clearInterval(t); timers.delete(t); timers.delete(done); if (!res.destroyed) res.end(); }, SLOW_MS);
+          timers.add(done);
+          res.on("close", () => { clearInterval(t); clearTimeout(done); timers.delete(t); timers.delete(done); });
+          return;
+        }
+        case "/v1/huge": {
+          // A body that never ends, as fast as the reader takes it.
+          res.writeHead(200, { "Content-Type": "text/plain" });
+          const block = Buffer.alloc(1 << 16, "z");
+          const pump = () => { while (!res.destroyed && res.write(block)); };
+          res.on("drain", pump);
+          pump();
           return;
         }
         case "/v1/badjson":
@@ -93,7 +121,7 @@ export async function startUpstream() {
       return requests.splice(0, requests.length);
     },
     async close() {
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) { clearTimeout(t); clearInterval(t); }
       for (const s of [server, other]) {
         s.closeAllConnections?.();
         await new Promise((resolve) => s.close(resolve));

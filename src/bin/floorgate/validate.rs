@@ -13,7 +13,8 @@ Validates DIR/directory.json, DIR/catalog.json and DIR/policy.json together, as 
 API does before storing them. Prints a summary, or every problem with its JSON path.
 
   --tenant ID        the tenant the documents are for (default: the catalog's \"tenant\")
-  --directory FILE   the connector directory to validate against (default: DIR/directory.json)";
+  --directory FILE   the connector directory to validate against (default: DIR/directory.json)
+  --allow-loopback   accept loopback origins, as a deployment with ALLOW_LOOPBACK_HTTP=true does";
 
 fn read_optional(path: &Path) -> Result<Option<String>, String> {
     match std::fs::read_to_string(path) {
@@ -30,6 +31,9 @@ pub fn run(mut args: Args) -> Result<(), String> {
     }
     let tenant = args.value("--tenant")?;
     let directory_file = args.value("--directory")?;
+    let rules = floorgate::catalog::OriginRules {
+        allow_loopback: args.switch("--allow-loopback"),
+    };
     let positionals = args.positionals()?;
     let [dir] = positionals.as_slice() else {
         return Err(format!("expected one directory argument\n\n{HELP}"));
@@ -54,11 +58,15 @@ pub fn run(mut args: Args) -> Result<(), String> {
             .and_then(|v| v.get("tenant").and_then(|t| t.as_str()).map(str::to_owned))
             .ok_or("no --tenant given and catalog.json names none")?,
     };
+    if let Some(text) = directory.as_deref() {
+        floorgate::catalog::Directory::parse_with(text, rules).map_err(|e| e.to_string())?;
+    }
     match floorgate::tenant::check_documents(
         &tenant,
         directory.as_deref(),
         catalog.as_deref(),
         policy.as_deref(),
+        rules,
     ) {
         Ok(summary) => {
             println!(

@@ -8,7 +8,6 @@ import http.server
 import importlib.metadata
 import json
 import os
-import secrets
 import threading
 import urllib.error
 import urllib.parse
@@ -137,7 +136,7 @@ def leaf_exceptions(error):
 # execute_tool against a recording upstream on 127.0.0.1: a throwaway tenant with a private
 # connector on it (plain http to loopback is allowed by the e2e deployment's ALLOW_LOOPBACK_HTTP).
 
-UPSTREAM_CREDENTIAL = "e2e-upstream-secret"  # E2E_UPSTREAM_TOKEN of scripts/e2e.sh
+UPSTREAM_CREDENTIAL = "e2e-upstream-secret"  # T_PYEXEC__UPSTREAM_TOKEN of scripts/e2e.sh
 
 
 def admin(method, route, body=None):
@@ -175,7 +174,8 @@ def upstream_tenant():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    tenant = f"py-exec-{secrets.token_hex(5)}"
+    # Fixed: its credential is named for it (T_PYEXEC__…), as scripts/e2e.sh sets it.
+    tenant = "pyexec"
     catalog = {
         "schema": 1,
         "tenant": tenant,
@@ -192,7 +192,7 @@ def upstream_tenant():
                 "operation": {"method": "GET", "path": "/items/{item_id}", "query": ["view"]},
             }],
         }],
-        "connections": [{"id": "main", "connector": "py-stand-in", "label": "Main", "credential": "E2E_UPSTREAM_TOKEN"}],
+        "connections": [{"id": "main", "connector": "py-stand-in", "label": "Main", "credential": "T_PYEXEC__UPSTREAM_TOKEN"}],
     }
     policy = {"schema": 1, "tenant": tenant, "roles": {"member": {"connectors": {"allow": ["py-stand-in"]}}}}
     try:
@@ -214,13 +214,13 @@ def test_execute_tool_reaches_the_upstream(mode, upstream_tenant):
     grant, recorded = upstream_tenant
 
     async def body(client):
-        return await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": "a b/c", "view": "full"}})
+        return await client.call_tool("execute_tool", {"name": "get_item", "arguments": {"item_id": "a b+c", "view": "full"}})
 
     recorded.clear()
     result = connected(grant, mode, body)
     assert not result.is_error, result
-    assert result.structured_content == {"method": "GET", "path": "/v1/items/a%20b%2Fc", "query": {"view": "full"}}
-    assert [r["path"] for r in recorded] == ["/v1/items/a%20b%2Fc?view=full"]
+    assert result.structured_content == {"method": "GET", "path": "/v1/items/a%20b%2Bc", "query": {"view": "full"}}
+    assert [r["path"] for r in recorded] == ["/v1/items/a%20b%2Bc?view=full"]
     assert recorded[0]["headers"]["authorization"] == f"Bearer {UPSTREAM_CREDENTIAL}"
     assert grant not in json.dumps(recorded), "the grant is not forwarded"
 

@@ -1,0 +1,33 @@
+//! Names of the Worker bindings, secrets and variables the gateway itself reads.
+//!
+//! They live here, in the core, so the catalog can refuse them as connection credentials: a
+//! catalog that named `ADMIN_SECRET` would send the operator secret to an origin of its choice.
+
+pub const ADMIN_SECRET: &str = "ADMIN_SECRET";
+pub const KV: &str = "FLOORGATE_KV";
+pub const ROSTER: &str = "ROSTER";
+pub const ALLOWED_ORIGINS: &str = "ALLOWED_ORIGINS";
+pub const TOOLS_PAGE_SIZE: &str = "TOOLS_PAGE_SIZE";
+pub const COLLAPSE_THRESHOLD: &str = "COLLAPSE_THRESHOLD";
+pub const ALLOW_LOOPBACK_HTTP: &str = "ALLOW_LOOPBACK_HTTP";
+pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
+pub const TEST_CLOCK: &str = "TEST_CLOCK";
+
+/// Every name above: never a connection's credential.
+pub const RESERVED: [&str; 9] = [
+    ADMIN_SECRET,
+    KV,
+    ROSTER,
+    ALLOWED_ORIGINS,
+    TOOLS_PAGE_SIZE,
+    COLLAPSE_THRESHOLD,
+    ALLOW_LOOPBACK_HTTP,
+    UPSTREAM_TIMEOUT_MS,
+    TEST_CLOCK,
+];
+
+/// Whether `name` is one of the gateway's own bindings (compared without case, so a
+/// look-alike such as `admin_secret` is refused too).
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name))
+}
