@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::query::is_value_word;
-use super::text::{is_stop_word, schema_text, stem, terms};
+use super::text::{is_stop_word, schema_text, stem, terms, terms_cached, StemCache};
 use crate::rank::ToolDoc;
 
 pub type DocId = u32;
@@ -111,6 +111,13 @@ pub struct Index {
     /// Name tokens as spelled (unstemmed), for the surface-form bonus.
     surface: HashMap<Box<str>, Vec<DocId>>,
     labels: Vec<Label>,
+    /// Per label text, its connector id.
+    label_ids: HashMap<Box<str>, u32>,
+    /// Per label piece (`cal`, `com`, `calcom` of `Cal.com`), the connectors whose label has it.
+    piece_labels: HashMap<Box<str>, Vec<u32>>,
+    /// Per label part (camel parts too: `pager`, `duti`), the connectors a query can name
+    /// through it.
+    part_labels: HashMap<Box<str>, Vec<u32>>,
     doc_connector: Vec<u32>,
     /// Per tool: distinct terms of its name.
     name_len: Vec<u8>,
@@ -134,10 +141,17 @@ impl Index {
             by_name: HashMap::new(),
             surface: HashMap::new(),
             labels: Vec::new(),
+            label_ids: HashMap::new(),
+            piece_labels: HashMap::new(),
+            part_labels: HashMap::new(),
             doc_connector: Vec::with_capacity(docs.len()),
             name_len: Vec::with_capacity(docs.len()),
         };
-        let scaffold_stop = crate::scaffold::stop_words();
+        let mut stems = StemCache::default();
+        let scaffold_stop: Vec<String> = crate::scaffold::stop_words()
+            .iter()
+            .map(|w| stem(w).into_owned())
+            .collect();
         let mut label_ids: HashMap<&str, u32> = HashMap::new();
         let mut scratch = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
@@ -151,16 +165,16 @@ impl Index {
                         // there than in a query.
                         for word in t.split_whitespace() {
                             if !is_value_word(word, true) {
-                                terms(word, compounds, &mut scratch);
+                                terms_cached(word, compounds, &mut stems, &mut scratch);
                             }
                         }
                     } else {
-                        terms(t, compounds, &mut scratch);
+                        terms_cached(t, compounds, &mut stems, &mut scratch);
                     }
                 }
                 if which == field::PROSE {
                     // The scaffolding's own words describe the gateway, not the tool.
-                    scratch.retain(|t| !scaffold_stop.iter().any(|s| stem(s) == t.as_str()));
+                    scratch.retain(|t| !scaffold_stop.contains(t));
                 }
                 scratch.sort_unstable();
                 scratch.dedup();
@@ -211,6 +225,18 @@ impl Index {
             .collect();
         names.sort_unstable_by(|&a, &b| ix.text[a as usize].cmp(&ix.text[b as usize]));
         ix.name_terms = names;
+        for (c, label) in ix.labels.iter().enumerate() {
+            let c = c as u32;
+            ix.label_ids.insert(label.text.as_str().into(), c);
+            for piece in &label.pieces {
+                push_unique(ix.piece_labels.entry(piece.as_str().into()).or_default(), c);
+            }
+            for (whole, parts) in &label.words {
+                for p in std::iter::once(whole).chain(parts) {
+                    push_unique(ix.part_labels.entry(p.as_str().into()).or_default(), c);
+                }
+            }
+        }
         for p in &mut ix.postings {
             p.name.shrink_to_fit();
             p.label.shrink_to_fit();
@@ -219,6 +245,21 @@ impl Index {
         }
         ix.docs = docs;
         ix
+    }
+
+    /// The connector id of a label text.
+    pub fn label_id(&self, text: &str) -> Option<u32> {
+        self.label_ids.get(text).copied()
+    }
+
+    /// The connectors whose label has this piece as a word (see [`Label::has_term`]).
+    pub fn labels_with_piece(&self, term: &str) -> &[u32] {
+        self.piece_labels.get(term).map_or(&[], Vec::as_slice)
+    }
+
+    /// The connectors a query holding this term may name (a word or part of their label).
+    pub fn labels_with_part(&self, term: &str) -> &[u32] {
+        self.part_labels.get(term).map_or(&[], Vec::as_slice)
     }
 
     fn intern(&mut self, t: &str) -> TermId {
@@ -339,6 +380,12 @@ impl Index {
             .sum();
         let dict: usize = self.text.iter().map(|t| t.len() * 2 + 32).sum();
         postings + dict + self.name_terms.len() * 4 + self.docs.len() * 8
+    }
+}
+
+fn push_unique(v: &mut Vec<u32>, c: u32) {
+    if !v.contains(&c) {
+        v.push(c);
     }
 }
 

@@ -59,19 +59,28 @@ pub fn products(
     terms: &[&str],
 ) -> Products {
     let mut out = Products::default();
-    for (c, label) in index.labels().iter().enumerate() {
-        if visible.has_connector(c as u32) && label.named_by(terms) {
-            out.visible.push(c as u32);
-        }
-    }
+    let seen = |ix: &Index, out: &mut Vec<u32>| {
+        let mut cands: Vec<u32> = terms
+            .iter()
+            .flat_map(|t| ix.labels_with_part(t).iter().copied())
+            .collect();
+        cands.sort_unstable();
+        cands.dedup();
+        cands.retain(|&c| ix.labels()[c as usize].named_by(terms));
+        out.extend(cands);
+    };
+    let mut named = Vec::new();
+    seen(index, &mut named);
+    out.visible = named.into_iter().filter(|&c| visible.has_connector(c)).collect();
     if let Some(dir) = directory {
-        for label in dir.index.labels() {
-            let seen = index
-                .labels()
-                .iter()
-                .enumerate()
-                .any(|(c, l)| visible.has_connector(c as u32) && l.text == label.text);
-            if !seen && label.named_by(terms) {
+        let mut named = Vec::new();
+        seen(&dir.index, &mut named);
+        for c in named {
+            let label = &dir.index.labels()[c as usize];
+            let connected = index
+                .label_id(&label.text)
+                .is_some_and(|c| visible.has_connector(c));
+            if !connected {
                 out.hidden.push(label.text.clone());
             }
         }
@@ -189,11 +198,10 @@ pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> 
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
                 let product = index
-                    .labels()
+                    .labels_with_piece(term)
                     .iter()
-                    .enumerate()
-                    .any(|(c, l)| visible.has_connector(c as u32) && l.has_term(term))
-                    || directory.is_some_and(|d| d.index.labels().iter().any(|l| l.has_term(term)));
+                    .any(|&c| visible.has_connector(c))
+                    || directory.is_some_and(|d| !d.index.labels_with_piece(term).is_empty());
                 let anywhere =
                     rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
                 if product {

@@ -59,26 +59,47 @@ pub fn stem(token: &str) -> Cow<'_, str> {
     }
 }
 
+/// Stems already computed while building an index: tool text repeats its words, and the
+/// stemmer allocates for each one.
+#[derive(Default)]
+pub struct StemCache(std::collections::HashMap<String, String>);
+
+impl StemCache {
+    pub fn stem(&mut self, token: &str) -> String {
+        if let Some(s) = self.0.get(token) {
+            return s.clone();
+        }
+        let s = stem(token).into_owned();
+        self.0.insert(token.to_owned(), s.clone());
+        s
+    }
+}
+
 /// The stemmed tokens of a text, in order. With `compounds`, a word written as several tokens
 /// (`PagerDuty`) also gives its whole form (`pagerduty`), the way a query may spell it.
 pub fn terms(text: &str, compounds: bool, out: &mut Vec<String>) {
+    terms_cached(text, compounds, &mut StemCache::default(), out)
+}
+
+/// [`terms`] with a stem cache.
+pub fn terms_cached(text: &str, compounds: bool, cache: &mut StemCache, out: &mut Vec<String>) {
     let mut word: Vec<String> = Vec::new();
     let mut last_end = usize::MAX;
-    let flush = |word: &mut Vec<String>, out: &mut Vec<String>| {
+    let flush = |word: &mut Vec<String>, out: &mut Vec<String>, cache: &mut StemCache| {
         if compounds && word.len() > 1 {
-            out.push(stem(&word.concat()).into_owned());
+            out.push(cache.stem(&word.concat()));
         }
         word.clear();
     };
     for_each_token(text, |t, start, end| {
         if start != last_end {
-            flush(&mut word, out);
+            flush(&mut word, out, cache);
         }
-        out.push(stem(t).into_owned());
+        out.push(cache.stem(t));
         word.push(t.to_owned());
         last_end = end;
     });
-    flush(&mut word, out);
+    flush(&mut word, out, cache);
 }
 
 /// What a tool's `inputSchema` says about its arguments, at any depth: property names, and the
