@@ -41,6 +41,7 @@ impl Deployment {
                     connector: connector.label.clone(),
                     description: tool.description.clone(),
                     input_schema: tool.input_schema.clone(),
+                    destructive: destroys(&tool.annotations),
                 })
             })
             .collect();
@@ -85,11 +86,20 @@ impl PreparedView {
                         connector: tool.connector_label.clone(),
                         description: tool.description.clone(),
                         input_schema: tool.input_schema.clone(),
+                        destructive: destroys(&tool.annotations),
                     })
                     .collect(),
             )
         })
     }
+}
+
+/// Whether a tool's MCP annotations say it destroys data.
+fn destroys(annotations: &serde_json::Map<String, serde_json::Value>) -> bool {
+    annotations
+        .get("destructiveHint")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
 }
 
 pub fn to_mcp_tool(definition: &ToolDefinition) -> Tool {

@@ -13,6 +13,7 @@ fn notion_tools() -> Vec<ToolDoc> {
         connector: "Notion".into(),
         description: "List all users.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
+        destructive: false,
     });
     tools
 }
@@ -536,6 +537,7 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
         connector: "Widgets".into(),
         description: "Reads one widget of the Acme catalog, as Sales sees it.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
+        destructive: false,
     });
     let index = Index::build(pool);
     let r = ask(&index, "acme", None);

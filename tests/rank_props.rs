@@ -76,6 +76,7 @@ fn tool() -> impl Strategy<Value = ToolDoc> {
                 input_schema:
                     serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}})
                         .into(),
+                destructive: false,
             }
         })
 }
@@ -178,6 +179,7 @@ proptest! {
             connector: "Jira".into(),
             description: "sync the issue".into(),
             input_schema: serde_json::json!({}).into(),
+            destructive: false,
         };
         let mut docs: Vec<ToolDoc> = names.iter().map(mk).collect();
         let sorted = docs.clone();

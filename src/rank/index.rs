@@ -36,6 +36,10 @@ pub struct ToolDoc {
     /// Shared with the catalog and the listing: one copy per tool however many hold it.
     #[serde(rename = "inputSchema", default = "empty_schema")]
     pub input_schema: std::sync::Arc<serde_json::Value>,
+    /// Its annotations say it destroys data (`destructiveHint: true`): v2 holds it to
+    /// `v2::DESTRUCTIVE_FLOOR`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub destructive: bool,
 }
 
 fn empty_schema() -> std::sync::Arc<serde_json::Value> {

@@ -58,11 +58,17 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
             )))
         }
     };
+    let destructive = o
+        .get("annotations")
+        .and_then(|a| a.get("destructiveHint"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     Ok(ToolDoc {
         name,
         connector,
         description,
         input_schema: input_schema.into(),
+        destructive,
     })
 }
 

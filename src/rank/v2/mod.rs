@@ -31,6 +31,9 @@ use super::Limit;
 
 /// A tool is returned only if it covers at least this share of the query's mass (SPEC §7).
 pub const FLOOR: f64 = 0.5;
+/// Rule `DestructiveFloor`: the coverage a tool whose annotations say it destroys data must
+/// reach (a wrong read costs little, a wrong delete a lot).
+pub const DESTRUCTIVE_FLOOR: f64 = 0.75;
 /// Rule `HeadMass`: the share of its IDF a word in the request's tail carries.
 pub const TAIL_SHARE: f64 = 0.5;
 /// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
@@ -48,6 +51,7 @@ pub enum Rule {
     HeadMass,
     ProductDetection,
     NameAnchor,
+    DestructiveFloor,
     NamedFirst,
     CoverageFirst,
     NameFocus,
@@ -64,6 +68,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::HeadMass, "head_mass", "words after the first preposition or clause word carry TAIL_SHARE of their IDF"),
     (Rule::ProductDetection, "product_detection", "a query naming only products the caller has not connected is answered empty"),
     (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
+    (Rule::DestructiveFloor, "destructive_floor", "(not shipped) a tool annotated destructiveHint must cover DESTRUCTIVE_FLOOR of the mass"),
     (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
     (Rule::CoverageFirst, "coverage_first", "then the share of the mass met in the name or label: the tool named for all of what was asked before one that mentions it at length"),
     (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
@@ -76,7 +81,9 @@ pub struct Rules(u32);
 impl Rules {
     pub const ALL: Rules = Rules((1 << REGISTRY.len()) - 1);
     /// What the gateway runs: every rule but those measured and not shipped.
-    pub const SHIPPED: Rules = Rules::ALL.without(Rule::UnknownHeadKeepsMass);
+    pub const SHIPPED: Rules = Rules::ALL
+        .without(Rule::UnknownHeadKeepsMass)
+        .without(Rule::DestructiveFloor);
     /// SPEC §7 as written (no refinement).
     pub const NONE: Rules = Rules(0);
 
@@ -252,6 +259,13 @@ impl std::fmt::Display for EmptyReason {
             EmptyReason::Rejected { gate: Gate::Floor } => write!(
                 f,
                 "no tool covers half of the query's weighted words (the relevance floor)"
+            ),
+            EmptyReason::Rejected {
+                gate: Gate::DestructiveFloor,
+            } => write!(
+                f,
+                "the closest tool destroys data and covers less than {} of the query's weighted words",
+                DESTRUCTIVE_FLOOR
             ),
             EmptyReason::Rejected { gate: Gate::Anchor } => write!(
                 f,

@@ -71,7 +71,10 @@ pub fn products(
     };
     let mut named = Vec::new();
     seen(index, &mut named);
-    out.visible = named.into_iter().filter(|&c| visible.has_connector(c)).collect();
+    out.visible = named
+        .into_iter()
+        .filter(|&c| visible.has_connector(c))
+        .collect();
     if let Some(dir) = directory {
         let mut named = Vec::new();
         seen(&dir.index, &mut named);
@@ -268,6 +271,8 @@ pub struct Scored {
     pub exact: bool,
     /// A tool of a product the query names.
     pub named: bool,
+    /// Its annotations say it destroys data.
+    pub destructive: bool,
     /// The share of the name's terms that query words meet (`list_change_events` is all
     /// of `list all change events`; `get_change_event` two thirds).
     pub focus: f64,
@@ -315,6 +320,7 @@ pub fn score(
                 anchored,
                 exact: exact.contains(&id),
                 named: products.visible.contains(&index.connector_of(id)),
+                destructive: index.doc(id).destructive,
                 focus: (named_terms as f64 / index.name_len(id).max(1) as f64).min(1.0),
             }
         })
@@ -327,6 +333,8 @@ pub fn score(
 pub enum Gate {
     /// Coverage below [`FLOOR`].
     Floor,
+    /// A tool annotated as destroying data, with coverage below `DESTRUCTIVE_FLOOR`.
+    DestructiveFloor,
     /// Nothing with mass matched its name, label or parameters: a description alone never
     /// carries a tool.
     Anchor,
@@ -340,6 +348,9 @@ pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
     }
     if s.coverage < FLOOR {
         return Err(Gate::Floor);
+    }
+    if rules.has(Rule::DestructiveFloor) && s.destructive && s.coverage < super::DESTRUCTIVE_FLOOR {
+        return Err(Gate::DestructiveFloor);
     }
     if rules.has(Rule::NameAnchor) && !s.anchored {
         return Err(Gate::Anchor);
@@ -383,6 +394,7 @@ mod tests {
                 "type": "object",
                 "properties": {"incident": {"type": "object", "properties": {"urgency": {"type": "string"}}}}
             })),
+            destructive: false,
         }
     }
 
@@ -473,6 +485,7 @@ mod tests {
             name_coverage: 0.49,
             exact: false,
             named: false,
+            destructive: false,
             focus: 0.0,
         };
         assert_eq!(gate(&s, Rules::SHIPPED), Err(Gate::Floor));
@@ -489,6 +502,21 @@ mod tests {
             ..s
         };
         assert_eq!(gate(&s, Rules::SHIPPED), Ok(()));
+        let destroys = Scored {
+            coverage: 0.6,
+            exact: false,
+            anchored: true,
+            destructive: true,
+            ..s
+        };
+        assert_eq!(gate(&destroys, Rules::SHIPPED), Ok(()));
+        let strict = Rules::SHIPPED.with(Rule::DestructiveFloor);
+        assert_eq!(gate(&destroys, strict), Err(Gate::DestructiveFloor));
+        let covered = Scored {
+            coverage: 0.8,
+            ..destroys
+        };
+        assert_eq!(gate(&covered, strict), Ok(()));
     }
 
     #[test]
@@ -503,6 +531,7 @@ mod tests {
             name_coverage: 0.5,
             exact: false,
             named: false,
+            destructive: false,
             focus: 0.5,
         };
         let named = Scored {
