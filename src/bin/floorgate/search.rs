@@ -33,91 +33,54 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let explain = args.switch("--explain");
     let engine = args.value("--engine")?.unwrap_or_else(|| "v2".into());
     let pos = args.positionals()?;
-    if engine == "v2" {
-        return run_v2(tools, queries, directory, limit, explain, pos);
-    }
-    if engine != "v1" {
-        return Err(format!("--engine: `{engine}` is not v1 or v2"));
-    }
-
-    let index = Index::build(tools_file::load(&tools)?);
-    let directory = match directory {
-        Some(path) => Some(Directory::build(tools_file::load(&path)?)),
-        None => None,
-    };
-    let all = Subset::all(&index);
-    let ask = |query: &str| {
-        let req = SearchRequest {
-            query,
-            limit,
-            explain,
-            directory: directory.as_ref(),
-        };
-        index.search(&req, &all)
-    };
-
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match (queries, pos.as_slice()) {
-        (None, [query]) => {
-            let resp = ask(query);
-            let line = serde_json::to_string_pretty(&resp).map_err(|e| e.to_string())?;
-            writeln!(out, "{line}").map_err(|e| e.to_string())
+    let pool = tools_file::load(&tools)?;
+    let directory = directory.map(|p| tools_file::load(&p)).transpose()?;
+    let json = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
+    match engine.as_str() {
+        "v2" => {
+            use floorgate::rank::v2;
+            let index = v2::Index::build(pool);
+            let directory = directory.map(v2::Directory::build);
+            let all = v2::Visible::all(&index);
+            answer(queries, &pos, |query| {
+                let req = v2::Request {
+                    limit,
+                    explain,
+                    directory: directory.as_ref(),
+                    ..v2::Request::new(query)
+                };
+                json(serde_json::to_value(v2::search(&index, &all, &req)))
+            })
         }
-        (None, []) => Err("give a QUERY or --queries FILE".into()),
-        (None, _) => Err("give exactly one QUERY (quote it)".into()),
-        (Some(_), [_, ..]) => Err("give either a QUERY or --queries FILE, not both".into()),
-        (Some(path), []) => {
-            let file =
-                std::fs::File::open(&path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-            for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-                let line = line.map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let (id, query) =
-                    query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
-                let resp = ask(&query);
-                let mut v = serde_json::to_value(&resp).map_err(|e| e.to_string())?;
-                if let Value::Object(m) = &mut v {
-                    m.insert("id".into(), id);
-                }
-                writeln!(out, "{v}").map_err(|e| e.to_string())?;
-            }
-            Ok(())
+        "v1" => {
+            let index = Index::build(pool);
+            let directory = directory.map(Directory::build);
+            let all = Subset::all(&index);
+            answer(queries, &pos, |query| {
+                let req = SearchRequest {
+                    query,
+                    limit,
+                    explain,
+                    directory: directory.as_ref(),
+                };
+                json(serde_json::to_value(index.search(&req, &all)))
+            })
         }
+        other => Err(format!("--engine: `{other}` is not v2 or v1")),
     }
 }
 
-fn run_v2(
-    tools: String,
+/// One QUERY (pretty JSON), or every line of a queries file (one JSON line each, with its id).
+fn answer(
     queries: Option<String>,
-    directory: Option<String>,
-    limit: Limit,
-    explain: bool,
-    pos: Vec<String>,
+    pos: &[String],
+    ask: impl Fn(&str) -> Result<Value, String>,
 ) -> Result<(), String> {
-    use floorgate::rank::v2;
-    let index = v2::Index::build(tools_file::load(&tools)?);
-    let directory = match directory {
-        Some(path) => Some(v2::Directory::build(tools_file::load(&path)?)),
-        None => None,
-    };
-    let all = v2::Visible::all(&index);
-    let ask = |query: &str| {
-        let req = v2::Request {
-            limit,
-            explain,
-            directory: directory.as_ref(),
-            ..v2::Request::new(query)
-        };
-        v2::search(&index, &all, &req)
-    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match (queries, pos.as_slice()) {
+    match (queries, pos) {
         (None, [query]) => {
-            let line = serde_json::to_string_pretty(&ask(query)).map_err(|e| e.to_string())?;
+            let line = serde_json::to_string_pretty(&ask(query)?).map_err(|e| e.to_string())?;
             writeln!(out, "{line}").map_err(|e| e.to_string())
         }
         (None, []) => Err("give a QUERY or --queries FILE".into()),
@@ -133,7 +96,7 @@ fn run_v2(
                 }
                 let (id, query) =
                     query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
-                let mut v = serde_json::to_value(ask(&query)).map_err(|e| e.to_string())?;
+                let mut v = ask(&query)?;
                 if let Value::Object(m) = &mut v {
                     m.insert("id".into(), id);
                 }
