@@ -7,6 +7,11 @@
 //! copy: the last good one keeps serving. Entries are keyed by tenant, so a failure for one
 //! tenant can only ever fall back to that same tenant's copy. Operator writes do not drop
 //! entries: every isolate sees a change the same way, within the documented bound.
+//!
+//! An isolate has 128 MB for every tenant it serves, so the cache is bounded by an estimate of
+//! the prepared copies' bytes: past [`ISOLATE_BUDGET_BYTES`] the least recently used tenants are
+//! dropped (and prepared again on their next request), and a catalog whose prepared copy alone
+//! would not fit ([`MAX_PREPARED_BYTES`]) is refused when it is written.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -19,10 +24,28 @@ pub const KV_CACHE_TTL_SECONDS: u64 = 60;
 /// one isolate TTL plus one KV edge-cache TTL.
 pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 1000;
 
+/// Bytes a prepared tenant takes per byte of its stored documents (catalog and policy): parsed
+/// documents, one member's view and its search index. Measured: a 10,000-tool tenant of 7.2 MB
+/// peaked at ~107 MB resident on the host (ARCHITECTURE.md, known limits), so ~15.
+pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
+/// What the cache of prepared tenants may hold in one isolate (of its 128 MB).
+pub const ISOLATE_BUDGET_BYTES: usize = 120 * 1024 * 1024;
+/// The largest prepared tenant accepted: one that fits the budget alone.
+pub const MAX_PREPARED_BYTES: usize = ISOLATE_BUDGET_BYTES;
+
+/// The estimated prepared size of a tenant whose documents take `document_bytes`.
+pub fn prepared_bytes(document_bytes: usize) -> usize {
+    document_bytes.saturating_mul(PREPARED_BYTES_PER_DOCUMENT_BYTE)
+}
+
 struct Entry<T> {
     value: Rc<T>,
     fingerprint: String,
     checked_at: i64,
+    /// Estimated bytes of the prepared copy.
+    weight: usize,
+    /// The cache's use counter when this entry was last served.
+    last_used: u64,
 }
 
 /// What the cache says about a tenant at a given time.
@@ -47,38 +70,77 @@ pub enum Offer<T, E> {
 
 pub struct TenantCache<T> {
     ttl_ms: i64,
+    budget_bytes: usize,
     entries: HashMap<String, Entry<T>>,
+    /// Σ weight of the entries.
+    held_bytes: usize,
+    uses: u64,
 }
 
 impl<T> TenantCache<T> {
     pub fn new(ttl_ms: i64) -> TenantCache<T> {
+        TenantCache::with_budget(ttl_ms, ISOLATE_BUDGET_BYTES)
+    }
+
+    pub fn with_budget(ttl_ms: i64, budget_bytes: usize) -> TenantCache<T> {
         TenantCache {
             ttl_ms,
+            budget_bytes,
             entries: HashMap::new(),
+            held_bytes: 0,
+            uses: 0,
         }
     }
 
-    pub fn lookup(&self, tenant: &str, now_ms: i64) -> Lookup<T> {
-        match self.entries.get(tenant) {
+    /// Estimated bytes held, and the number of tenants.
+    pub fn held(&self) -> (usize, usize) {
+        (self.held_bytes, self.entries.len())
+    }
+
+    pub fn lookup(&mut self, tenant: &str, now_ms: i64) -> Lookup<T> {
+        self.uses += 1;
+        let uses = self.uses;
+        match self.entries.get_mut(tenant) {
             Some(entry) if now_ms - entry.checked_at < self.ttl_ms => {
+                entry.last_used = uses;
                 Lookup::Fresh(entry.value.clone())
             }
             _ => Lookup::Stale,
         }
     }
 
-    /// Offers documents read from KV with their fingerprint; `prepare` runs only when they
-    /// differ from the cached copy's.
+    /// Drops least recently used entries other than `keep` until the budget holds.
+    fn evict(&mut self, keep: &str) {
+        while self.held_bytes > self.budget_bytes {
+            let oldest = self
+                .entries
+                .iter()
+                .filter(|(t, _)| t.as_str() != keep)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(t, _)| t.clone());
+            let Some(tenant) = oldest else { break };
+            if let Some(e) = self.entries.remove(&tenant) {
+                self.held_bytes -= e.weight;
+            }
+        }
+    }
+
+    /// Offers documents read from KV with their fingerprint and estimated prepared `weight`
+    /// ([`prepared_bytes`]); `prepare` runs only when they differ from the cached copy's.
     pub fn offer<E>(
         &mut self,
         tenant: &str,
         fingerprint: &str,
         now_ms: i64,
+        weight: usize,
         prepare: impl FnOnce() -> Result<T, E>,
     ) -> Offer<T, E> {
+        self.uses += 1;
+        let uses = self.uses;
         if let Some(entry) = self.entries.get_mut(tenant) {
             if entry.fingerprint == fingerprint {
                 entry.checked_at = now_ms;
+                entry.last_used = uses;
                 return Offer::Unchanged(entry.value.clone());
             }
         }
@@ -89,8 +151,14 @@ impl<T> TenantCache<T> {
                     value: value.clone(),
                     fingerprint: fingerprint.to_owned(),
                     checked_at: now_ms,
+                    weight,
+                    last_used: uses,
                 };
-                self.entries.insert(tenant.to_owned(), entry);
+                if let Some(old) = self.entries.insert(tenant.to_owned(), entry) {
+                    self.held_bytes -= old.weight;
+                }
+                self.held_bytes += weight;
+                self.evict(tenant);
                 Offer::Replaced(value)
             }
             Err(error) => self.keep_last_good(tenant, now_ms, error),
@@ -130,7 +198,7 @@ mod tests {
         let mut cache: TenantCache<&str> = TenantCache::new(DEFAULT_TTL_MS);
         assert!(matches!(cache.lookup("acme", 0), Lookup::Stale));
         assert_eq!(
-            value(cache.offer::<()>("acme", "v1", 0, || Ok("policy v1"))),
+            value(cache.offer::<()>("acme", "v1", 0, 1, || Ok("policy v1"))),
             "policy v1"
         );
         // The operator writes v2 at t=1s; the isolate keeps serving v1 until its TTL ends.
@@ -145,7 +213,7 @@ mod tests {
             Lookup::Stale
         ));
         assert_eq!(
-            value(cache.offer::<()>("acme", "v2", DEFAULT_TTL_MS, || Ok("policy v2"))),
+            value(cache.offer::<()>("acme", "v2", DEFAULT_TTL_MS, 1, || Ok("policy v2"))),
             "policy v2"
         );
     }
@@ -153,8 +221,8 @@ mod tests {
     #[test]
     fn unchanged_documents_are_not_prepared_again() {
         let mut cache: TenantCache<u32> = TenantCache::new(10);
-        let _ = cache.offer::<()>("acme", "v1", 0, || Ok(1));
-        let offer = cache.offer::<()>("acme", "v1", 20, || panic!("prepared twice"));
+        let _ = cache.offer::<()>("acme", "v1", 0, 1, || Ok(1));
+        let offer = cache.offer::<()>("acme", "v1", 20, 1, || panic!("prepared twice"));
         assert!(matches!(offer, Offer::Unchanged(_)));
         assert!(matches!(cache.lookup("acme", 25), Lookup::Fresh(_)));
     }
@@ -162,8 +230,8 @@ mod tests {
     #[test]
     fn a_bad_document_keeps_the_last_good_copy_serving() {
         let mut cache: TenantCache<&str> = TenantCache::new(10);
-        let _ = cache.offer::<String>("acme", "good", 0, || Ok("good copy"));
-        match cache.offer("acme", "corrupt", 20, || {
+        let _ = cache.offer::<String>("acme", "good", 0, 1, || Ok("good copy"));
+        match cache.offer("acme", "corrupt", 20, 1, || {
             Err("catalog: invalid JSON".to_string())
         }) {
             Offer::KeptLastGood(v, e) => {
@@ -180,9 +248,9 @@ mod tests {
     #[test]
     fn another_tenants_copy_is_never_a_fallback() {
         let mut cache: TenantCache<&str> = TenantCache::new(10);
-        let _ = cache.offer::<&str>("acme", "good", 0, || Ok("acme's tools"));
+        let _ = cache.offer::<&str>("acme", "good", 0, 1, || Ok("acme's tools"));
         assert!(matches!(
-            cache.offer("globex", "corrupt", 5, || Err("bad")),
+            cache.offer("globex", "corrupt", 5, 1, || Err("bad")),
             Offer::Failed("bad")
         ));
         assert!(matches!(
@@ -190,5 +258,26 @@ mod tests {
             Offer::Failed("down")
         ));
         assert!(matches!(cache.lookup("globex", 7), Lookup::Stale));
+    }
+
+    #[test]
+    fn past_the_budget_the_least_recently_used_tenant_goes() {
+        let mut cache: TenantCache<&str> = TenantCache::with_budget(1_000, 100);
+        let _ = cache.offer::<()>("a", "v1", 0, 40, || Ok("a"));
+        let _ = cache.offer::<()>("b", "v1", 1, 40, || Ok("b"));
+        // `a` is used again, so `b` is now the least recently used.
+        assert!(matches!(cache.lookup("a", 2), Lookup::Fresh(_)));
+        let _ = cache.offer::<()>("c", "v1", 3, 40, || Ok("c"));
+        assert_eq!(cache.held(), (80, 2));
+        assert!(matches!(cache.lookup("b", 4), Lookup::Stale));
+        assert!(matches!(cache.lookup("a", 4), Lookup::Fresh(_)));
+        assert!(matches!(cache.lookup("c", 4), Lookup::Fresh(_)));
+        // A replaced copy's old weight is given back, not counted twice.
+        let _ = cache.offer::<()>("c", "v2", 5, 50, || Ok("c2"));
+        assert_eq!(cache.held(), (90, 2));
+        // One tenant over the whole budget stays (the admin API refuses such catalogs).
+        let _ = cache.offer::<()>("big", "v1", 6, 500, || Ok("big"));
+        assert_eq!(cache.held(), (500, 1));
+        assert!(matches!(cache.lookup("big", 7), Lookup::Fresh(_)));
     }
 }

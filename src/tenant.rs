@@ -216,6 +216,24 @@ pub fn check_documents(
         Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
     let (catalog, policy) =
         parse_tenant_documents(tenant, &directory, catalog_json, policy_json, rules)?;
+    let bytes = catalog_json.map_or(0, str::len) + policy_json.map_or(0, str::len);
+    let prepared = crate::cache::prepared_bytes(bytes);
+    if prepared > crate::cache::MAX_PREPARED_BYTES {
+        const MB: usize = 1024 * 1024;
+        return Err(DocumentErrors {
+            document: "catalog",
+            errors: vec![crate::catalog::DocumentError {
+                path: String::new(),
+                message: format!(
+                    "prepared for serving, this tenant's documents ({} KB) would take about {} MB \
+                     of an isolate's memory, and at most {} MB fit; split the tenant or trim its tools",
+                    bytes / 1024,
+                    prepared / MB,
+                    crate::cache::MAX_PREPARED_BYTES / MB
+                ),
+            }],
+        });
+    }
     Ok(Summary {
         tenant: tenant.to_owned(),
         connectors: catalog.connectors().len(),

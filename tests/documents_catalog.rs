@@ -788,3 +788,36 @@ fn a_broken_private_connector_is_reported_once_not_again_by_its_connections() {
         ["connections[0].connector: unknown connector \"nowhere\""]
     );
 }
+
+/// A tenant whose prepared copy would not fit an isolate is refused at write, with the figure
+/// (issue 15, item 8); one just under the line is accepted.
+#[test]
+fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo");
+    let read = |f: &str| std::fs::read_to_string(format!("{fixtures}/{f}")).unwrap();
+    let (directory, catalog, policy) = (
+        read("directory.json"),
+        read("catalog.json"),
+        read("policy.json"),
+    );
+    let check = |catalog: &str| {
+        floorgate::tenant::check_documents(
+            "acme",
+            Some(&directory),
+            Some(catalog),
+            Some(&policy),
+            floorgate::catalog::OriginRules::STORED,
+        )
+    };
+    assert!(check(&catalog).is_ok());
+    let limit =
+        floorgate::cache::MAX_PREPARED_BYTES / floorgate::cache::PREPARED_BYTES_PER_DOCUMENT_BYTE;
+    // JSON allows any amount of whitespace: the same catalog, padded to the size that matters.
+    let pad = |to: usize| format!("{catalog}{}", " ".repeat(to - catalog.len() - policy.len()));
+    assert!(check(&pad(limit)).is_ok());
+    let err = check(&pad(limit + 1)).unwrap_err();
+    assert_eq!(err.document, "catalog");
+    let message = &err.errors[0].message;
+    assert!(message.contains("would take about 120 MB"), "{message}");
+    assert!(message.contains("at most 120 MB fit"), "{message}");
+}

@@ -12,7 +12,9 @@ use sha2::{Digest, Sha256};
 use worker::{kv::KvStore, Env};
 
 use crate::admin::{Document, DIRECTORY_KEY};
-use crate::cache::{Lookup, Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS};
+use crate::cache::{
+    prepared_bytes, Lookup, Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
+};
 use crate::tenant::{Deployment, PreparedTenant};
 
 pub const KV_BINDING: &str = crate::binding::KV;
@@ -59,16 +61,18 @@ fn log_problem(tenant: &str, what: &str, detail: &str) {
 }
 
 async fn deployment(kv: &KvStore, now: i64) -> Result<Rc<Deployment>, String> {
-    if let Lookup::Fresh(d) = DEPLOYMENT.with(|c| c.borrow().lookup(DIRECTORY_KEY, now)) {
+    if let Lookup::Fresh(d) = DEPLOYMENT.with(|c| c.borrow_mut().lookup(DIRECTORY_KEY, now)) {
         return Ok(d);
     }
     let offer = match read(kv, DIRECTORY_KEY).await {
         Ok(text) => {
             let print = fingerprint(&[text.as_deref().map(str::as_bytes)]);
             DEPLOYMENT.with(|c| {
-                c.borrow_mut().offer(DIRECTORY_KEY, &print, now, || {
-                    Deployment::prepare(text.as_deref()).map_err(|e| e.to_string())
-                })
+                let weight = prepared_bytes(text.as_deref().map_or(0, str::len));
+                c.borrow_mut()
+                    .offer(DIRECTORY_KEY, &print, now, weight, || {
+                        Deployment::prepare(text.as_deref()).map_err(|e| e.to_string())
+                    })
             })
         }
         Err(e) => DEPLOYMENT.with(|c| c.borrow_mut().read_failed(DIRECTORY_KEY, now, e)),
@@ -101,7 +105,7 @@ pub async fn tenant(
     now: i64,
     threshold: usize,
 ) -> Result<Rc<PreparedTenant>, String> {
-    if let Lookup::Fresh(t) = TENANTS.with(|c| c.borrow().lookup(tenant, now)) {
+    if let Lookup::Fresh(t) = TENANTS.with(|c| c.borrow_mut().lookup(tenant, now)) {
         return Ok(t);
     }
     let kv = kv(env).map_err(|e| e.to_string())?;
@@ -124,8 +128,11 @@ pub async fn tenant(
                 catalog.as_deref().map(str::as_bytes),
                 policy.as_deref().map(str::as_bytes),
             ]);
+            let weight = prepared_bytes(
+                catalog.as_deref().map_or(0, str::len) + policy.as_deref().map_or(0, str::len),
+            );
             TENANTS.with(|c| {
-                c.borrow_mut().offer(tenant, &print, now, || {
+                c.borrow_mut().offer(tenant, &print, now, weight, || {
                     PreparedTenant::prepare(
                         tenant,
                         deployment.clone(),
