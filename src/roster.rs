@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The SQLite schema, one statement per entry, applied idempotently when the object starts.
+/// The SQLite schema, one statement per entry. Applied (idempotently) when an object that
+/// already has tables starts, and otherwise only by its first write: a tenant name nobody
+/// wrote to never gets storage (see [`Command::reply_without_tables`]).
 pub const SCHEMA: [&str; 5] = [
     "CREATE TABLE IF NOT EXISTS members (
         id TEXT PRIMARY KEY,
@@ -159,6 +161,30 @@ pub enum Command {
     },
 }
 
+/// Whether an object has tables yet; `SELECT` this and read `n`.
+pub const HAS_TABLES_SQL: &str =
+    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'members'";
+
+impl Command {
+    /// The reply of a roster that has no tables yet, for every command that needs none: reads
+    /// see an empty roster and changes to members or grants find nothing to change. `None`
+    /// means the command creates the tables and runs (it adds a member or records an event).
+    pub fn reply_without_tables(&self) -> Option<Result<serde_json::Value, RosterError>> {
+        use serde_json::Value;
+        match self {
+            Command::Validate { .. } => Some(Ok(Value::Null)),
+            Command::ListMembers | Command::ListGrants { .. } | Command::ListExecutions { .. } => {
+                Some(Ok(Value::Array(Vec::new())))
+            }
+            Command::SetStatus { member, .. } | Command::IssueGrant { member, .. } => {
+                Some(Err(RosterError::UnknownMember(member.clone())))
+            }
+            Command::RevokeGrant { id, .. } => Some(Err(RosterError::UnknownGrant(id.clone()))),
+            Command::UpsertMember { .. } | Command::RecordExecution { .. } => None,
+        }
+    }
+}
+
 /// A roster refusal, with a message an operator can act on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "error", content = "detail", rename_all = "snake_case")]
@@ -237,6 +263,64 @@ mod tests {
         assert!(!transition_allowed(Removed, Active));
         assert!(!transition_allowed(Removed, Suspended));
         assert!(!transition_allowed(Active, Active));
+    }
+
+    #[test]
+    fn only_adding_a_member_or_recording_an_event_creates_a_roster() {
+        let (member, now) = ("ada".to_owned(), 1);
+        let reads_and_refusals = [
+            Command::Validate {
+                member: member.clone(),
+                hash: "h".into(),
+            },
+            Command::ListMembers,
+            Command::ListGrants { member: None },
+            Command::ListExecutions { limit: 5 },
+            Command::SetStatus {
+                member: member.clone(),
+                status: MemberStatus::Suspended,
+                now,
+            },
+            Command::IssueGrant {
+                member: member.clone(),
+                id: "g".into(),
+                hash: "h".into(),
+                label: "l".into(),
+                now,
+            },
+            Command::RevokeGrant {
+                id: "g".into(),
+                member: None,
+                now,
+            },
+        ];
+        for command in &reads_and_refusals {
+            assert!(command.reply_without_tables().is_some(), "{command:?}");
+        }
+        // A forged or made-up grant only ever validates: an empty roster says "no such grant".
+        assert_eq!(
+            reads_and_refusals[0].reply_without_tables(),
+            Some(Ok(serde_json::Value::Null))
+        );
+        let writes = [
+            Command::UpsertMember {
+                member: member.clone(),
+                role: "r".into(),
+                now,
+            },
+            Command::RecordExecution {
+                at: now,
+                member,
+                tool: "t".into(),
+                connection: None,
+                outcome: "ok".into(),
+                upstream_status: None,
+                latency_ms: 0,
+            },
+        ];
+        for command in &writes {
+            assert!(command.reply_without_tables().is_none(), "{command:?}");
+        }
     }
 
     #[test]

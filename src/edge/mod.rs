@@ -14,6 +14,7 @@ use crate::admin::{self, Document, Route};
 use crate::binding;
 use crate::catalog::OriginRules;
 use crate::gateway::{self, Effect, Surface};
+use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
@@ -189,39 +190,87 @@ async fn roster(
     Ok(Err(error))
 }
 
-/// The grant check every MCP request makes, against the roster — never a cache.
+/// The deployment's grant key, or why there is none (logged; the caller gets 503).
+fn grant_key(env: &Env) -> std::result::Result<GrantKey, String> {
+    let stored = env
+        .secret(binding::GRANT_MAC_KEY)
+        .map(|s| s.to_string())
+        .ok();
+    GrantKey::new(stored.as_deref()).map_err(|problem| {
+        worker::console_error!("{problem}");
+        problem.to_string()
+    })
+}
+
+/// Why a request was not authenticated.
+enum AuthRefusal {
+    /// 401 with this reason.
+    Unauthorized(String),
+    /// 503: the deployment cannot check grants at all.
+    Unavailable(String),
+}
+
+/// A validated grant: who it speaks for.
+struct Authenticated {
+    identity: Identity,
+}
+
+/// The grant check every MCP request makes: the MAC locally, then the roster — never a cache.
 async fn authenticate(
     req: &Request,
     env: &Env,
-) -> Result<std::result::Result<Identity, &'static str>> {
+) -> Result<std::result::Result<Authenticated, AuthRefusal>> {
     let Some(token) = bearer(req) else {
-        return Ok(Err("missing bearer grant"));
+        return Ok(Err(AuthRefusal::Unauthorized(
+            "missing bearer grant".into(),
+        )));
     };
-    let Ok(claim) = crate::grant::parse(&token) else {
-        return Ok(Err("malformed grant"));
+    let key = match grant_key(env) {
+        Ok(key) => key,
+        Err(problem) => return Ok(Err(AuthRefusal::Unavailable(problem))),
     };
-    let command = Command::Validate {
-        member: claim.member.clone(),
-        hash: claim.hash,
+    // A forged or malformed token ends here: no Durable Object is touched for it.
+    let claim = match crate::grant::parse(&token, &key) {
+        Ok(claim) => claim,
+        Err(error) => return Ok(Err(AuthRefusal::Unauthorized(error.to_string()))),
     };
-    match roster(env, &claim.tenant, &command).await? {
-        Ok(Value::Object(row)) => Ok(Ok(Identity {
-            tenant: claim.tenant,
-            member: claim.member,
-            role: row
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            grant_id: row
-                .get("grant_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
+    match still_valid(env, &claim.tenant, &claim.member, &claim.hash).await? {
+        Some(row) => Ok(Ok(Authenticated {
+            identity: Identity {
+                tenant: claim.tenant,
+                member: claim.member,
+                role: row
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                grant_id: row
+                    .get("grant_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            },
         })),
-        Ok(_) => Ok(Err(
-            "grant is unknown, revoked, or its member is not active",
-        )),
+        None => Ok(Err(AuthRefusal::Unauthorized(
+            "grant is unknown, revoked, or its member is not active".into(),
+        ))),
+    }
+}
+
+/// Asks the tenant's roster whether a grant is live; its row when it is.
+async fn still_valid(
+    env: &Env,
+    tenant: &str,
+    member: &str,
+    hash: &str,
+) -> Result<Option<serde_json::Map<String, Value>>> {
+    let command = Command::Validate {
+        member: member.to_owned(),
+        hash: hash.to_owned(),
+    };
+    match roster(env, tenant, &command).await? {
+        Ok(Value::Object(row)) => Ok(Some(row)),
+        Ok(_) => Ok(None),
         Err(e) => Err(worker::Error::RustError(e.to_string())),
     }
 }
@@ -246,11 +295,15 @@ async fn serve_mcp(
         }
         _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
     }
-    let identity = match authenticate(&req, env).await? {
-        Ok(identity) => identity,
-        Err(reason) => {
+    let Authenticated { identity } = match authenticate(&req, env).await? {
+        Ok(authenticated) => authenticated,
+        Err(AuthRefusal::Unauthorized(reason)) => {
             log.outcome = "unauthorized".into();
-            return unauthorized(reason);
+            return unauthorized(&reason);
+        }
+        Err(AuthRefusal::Unavailable(problem)) => {
+            log.outcome = "grant_key_unusable".into();
+            return error_response(503, &problem);
         }
     };
     log.tenant = Some(identity.tenant.clone());
@@ -555,11 +608,15 @@ async fn serve_admin(
                     Err(e) => return error_response(400, &e),
                 }
             };
+            let key = match grant_key(env) {
+                Ok(key) => key,
+                Err(problem) => return error_response(503, &problem),
+            };
             let mut secret = [0u8; crate::grant::SECRET_BYTES];
             if getrandom::getrandom(&mut secret).is_err() {
                 return error_response(500, "no randomness available to issue a grant");
             }
-            let issued = crate::grant::issue(&tenant, &member, &secret);
+            let issued = crate::grant::issue(&tenant, &member, &secret, &key);
             let label = parsed
                 .label
                 .unwrap_or_else(|| "grant".into())

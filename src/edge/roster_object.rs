@@ -4,34 +4,61 @@
 //! membership, so a status change and the revocation of that member's grants are one SQL
 //! statement (see `roster::SCHEMA`'s trigger) and every validation reads the committed state.
 
+use std::cell::Cell;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use crate::roster::{
-    transition_allowed, Command, GrantInfo, Member, MemberStatus, RosterError, SCHEMA,
-    SET_STATUS_SQL, VALIDATE_SQL,
+    transition_allowed, Command, GrantInfo, Member, MemberStatus, RosterError, HAS_TABLES_SQL,
+    SCHEMA, SET_STATUS_SQL, VALIDATE_SQL,
 };
 
 #[durable_object]
 pub struct Roster {
     sql: SqlStorage,
+    /// Whether the tables exist. An object nobody wrote to has none, and reads leave it so.
+    ready: Cell<bool>,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    n: f64,
 }
 
 impl DurableObject for Roster {
     fn new(state: State, _env: Env) -> Self {
-        let sql = state.storage().sql();
-        for statement in SCHEMA {
-            if let Err(e) = sql.exec(statement, None) {
-                worker::console_error!("roster schema statement failed: {e}");
+        let roster = Roster {
+            sql: state.storage().sql(),
+            ready: Cell::new(false),
+        };
+        // An existing roster gets any statement a newer schema added; a new one waits for
+        // its first write.
+        let has_tables = roster
+            .sql
+            .exec(HAS_TABLES_SQL, None)
+            .and_then(|c| c.to_array::<Count>())
+            .map(|rows| rows.first().is_some_and(|r| r.n > 0.0));
+        match has_tables {
+            Ok(true) => {
+                if let Err(e) = roster.create_tables() {
+                    worker::console_error!("{e}");
+                }
             }
+            Ok(false) => {}
+            Err(e) => worker::console_error!("roster schema check failed: {e}"),
         }
-        Roster { sql }
+        roster
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let reply = match req.json::<Command>().await {
-            Ok(command) => self.run(command),
+            Ok(command) => match (self.ready.get(), command.reply_without_tables()) {
+                (false, Some(reply)) => reply,
+                (false, None) => self.create_tables().and_then(|()| self.run(command)),
+                (true, _) => self.run(command),
+            },
             Err(e) => Err(RosterError::Storage(format!("bad roster command: {e}"))),
         };
         let body = match reply {
@@ -96,6 +123,16 @@ fn storage(e: worker::Error) -> RosterError {
 }
 
 impl Roster {
+    fn create_tables(&self) -> std::result::Result<(), RosterError> {
+        for statement in SCHEMA {
+            self.sql.exec(statement, None).map_err(|e| {
+                RosterError::Storage(format!("roster schema statement failed: {e}"))
+            })?;
+        }
+        self.ready.set(true);
+        Ok(())
+    }
+
     fn member(&self, id: &str) -> std::result::Result<Option<Member>, RosterError> {
         let rows: Vec<MemberRow> = self
             .sql

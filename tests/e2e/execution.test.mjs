@@ -120,7 +120,7 @@ function assertCleanHeaders(request) {
   const h = request.headers;
   assert.equal(h.authorization, `Bearer ${CREDENTIAL}`, "the connection's credential, bearer scheme");
   const all = JSON.stringify(h);
-  assert.ok(!all.includes(grant) && !all.includes("fg1."), `no grant forwarded: ${all}`);
+  assert.ok(!all.includes(grant) && !all.includes("fg2."), `no grant forwarded: ${all}`);
   assert.ok(!all.includes(ADMIN_SECRET), `no admin secret forwarded: ${all}`);
   for (const name of ["cookie", "mcp-protocol-version", "mcp-session-id", "x-floorgate-test-clock-offset-ms", "origin"]) {
     assert.equal(h[name], undefined, `${name} is not forwarded`);
