@@ -169,6 +169,31 @@ impl ToolHost for Surface<'_> {
     }
 }
 
+/// Why a call of a batch was not performed: the grant is asked for again before every call
+/// after the first, so a revocation during a batch stops the calls that have not run yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotSent {
+    /// The roster no longer accepts the grant.
+    GrantRevoked,
+    /// The roster could not be asked; nothing runs on a grant that was not re-checked.
+    RecheckFailed,
+}
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSent::GrantRevoked => write!(
+                f,
+                "not sent: this grant was revoked or its member suspended or removed while the request ran"
+            ),
+            NotSent::RecheckFailed => write!(
+                f,
+                "not sent: the gateway could not re-check this grant with the tenant's roster; try again"
+            ),
+        }
+    }
+}
+
 /// The surface of a member whose tenant cannot be loaded (KV down or invalid documents, and no
 /// earlier copy cached): the handshake and `ping` still work; listing and calls say why not.
 pub struct Unavailable(pub RpcError);

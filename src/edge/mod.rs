@@ -13,7 +13,7 @@ use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, 
 use crate::admin::{self, Document, Route};
 use crate::binding;
 use crate::catalog::OriginRules;
-use crate::gateway::{self, Effect, Surface};
+use crate::gateway::{self, Effect, NotSent, Surface};
 use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
@@ -210,9 +210,10 @@ enum AuthRefusal {
     Unavailable(String),
 }
 
-/// A validated grant: who it speaks for.
+/// A validated grant: who it speaks for, and its stored hash for re-checks.
 struct Authenticated {
     identity: Identity,
+    hash: String,
 }
 
 /// The grant check every MCP request makes: the MAC locally, then the roster — never a cache.
@@ -250,6 +251,7 @@ async fn authenticate(
                     .unwrap_or_default()
                     .to_owned(),
             },
+            hash: claim.hash,
         })),
         None => Ok(Err(AuthRefusal::Unauthorized(
             "grant is unknown, revoked, or its member is not active".into(),
@@ -295,7 +297,7 @@ async fn serve_mcp(
         }
         _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
     }
-    let Authenticated { identity } = match authenticate(&req, env).await? {
+    let Authenticated { identity, hash } = match authenticate(&req, env).await? {
         Ok(authenticated) => authenticated,
         Err(AuthRefusal::Unauthorized(reason)) => {
             log.outcome = "unauthorized".into();
@@ -371,8 +373,24 @@ async fn serve_mcp(
     log.method = exchange.method.clone();
     log.tool = exchange.tool.clone();
     let mut results = Vec::new();
-    for effect in exchange.take_effects() {
-        results.push(perform(env, ctx, config, &identity, effect).await);
+    let mut not_sent = None;
+    for (position, effect) in exchange.take_effects().into_iter().enumerate() {
+        // The grant was checked for the first effect; each later one asks again, so a member
+        // suspended during a batch of slow calls sends nothing more.
+        if position > 0 && not_sent.is_none() {
+            not_sent = match still_valid(env, &identity.tenant, &identity.member, &hash).await {
+                Ok(Some(_)) => None,
+                Ok(None) => Some(NotSent::GrantRevoked),
+                Err(error) => {
+                    worker::console_error!("grant re-check failed: {error}");
+                    Some(NotSent::RecheckFailed)
+                }
+            };
+        }
+        results.push(match not_sent {
+            None => perform(env, ctx, config, &identity, effect).await,
+            Some(reason) => Ok(CallToolResult::error(reason.to_string())),
+        });
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {

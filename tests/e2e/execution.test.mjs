@@ -334,6 +334,33 @@ describe("execution against a recording upstream", () => {
     assert.deepEqual(up.take(), []);
   });
 
+  // Issue 15 item 4: a batch re-checks the grant before each call after the first, so a member
+  // suspended while the batch runs sends nothing more upstream.
+  test("a member suspended during a batch of slow calls: the later calls never reach the upstream", async () => {
+    const member = uniqueId("mid-batch");
+    await putMember(TENANT, member, "member");
+    const { grant: batchGrant } = await issueGrant(TENANT, member, "batch");
+    up.take();
+    const calls = [1, 2, 3, 4, 5].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "call_slow", arguments: { connection: "Main" } } }));
+    const pending = post(calls, { grant: batchGrant });
+    const deadline = Date.now() + 10_000;
+    while (!up.requests.some((r) => r.path === "/v1/slow")) {
+      assert.ok(Date.now() < deadline, "the batch's first call never reached the upstream");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const suspended = await admin("POST", `tenants/${TENANT}/members/${member}/suspend`);
+    assert.equal(suspended.status, 200, suspended.text);
+    const answer = await read(await pending);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.length, 5, answer.text);
+    assert.match(answer.json[0].result.content[0].text, /no complete answer within 1500 ms/, "the first call ran (and timed out)");
+    for (const later of answer.json.slice(1)) {
+      assert.equal(later.result?.isError, true, JSON.stringify(later));
+      assert.match(later.result.content[0].text, /^not sent: this grant was revoked or its member suspended or removed while the request ran$/);
+    }
+    assert.equal(up.take().filter((r) => r.path === "/v1/slow").length, 1, "only the call before the suspension reached the upstream");
+  });
+
   test("the audit lists the calls (tool, connection, outcome, upstream status), never arguments or credentials", async () => {
     const marker = uniqueId("audit-marker");
     up.take();
