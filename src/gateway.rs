@@ -15,7 +15,7 @@ use crate::mcp::{CallToolResult, HostCall, Tool, ToolHost};
 use crate::policy::UnknownRole;
 use crate::rank;
 use crate::resolver::{CallError, Dispatch, ResolvedCall};
-use crate::roster::{Command, Identity, MemberStatus};
+use crate::roster::{Actor, Command, Identity, MemberStatus};
 use crate::tenant::{PreparedTenant, PreparedView};
 
 /// I/O a call needs before it can answer.
@@ -76,24 +76,28 @@ impl<'a> Surface<'a> {
             ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
             ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
                 id: grant_id,
-                member: Some(me),
+                member: Some(me.clone()),
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::ListMembers => Command::ListMembers,
             ControlOp::SuspendMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Suspended,
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::ReinstateMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Active,
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::RemoveMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Removed,
                 now,
+                by: Actor::Member(me),
             },
             op => {
                 return match control::answer_locally(&view.view, &self.tenant.policy, &op) {

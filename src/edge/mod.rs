@@ -18,7 +18,7 @@ use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
-use crate::roster::{Command, Identity, RosterError};
+use crate::roster::{Actor, AuditEntry, Command, Identity, RosterError, DEPLOYMENT_AUDIT_OBJECT};
 use http::{
     bearer, bounded_body, empty_response, error_response, header, json_response, unauthorized,
     with_cors,
@@ -372,6 +372,14 @@ async fn serve_mcp(
     };
     log.method = exchange.method.clone();
     log.tool = exchange.tool.clone();
+    // One line per batch entry, so every call of a batch is attributable in the logs.
+    for (index, (method, tool)) in exchange.entries.iter().enumerate() {
+        let line = json!({
+            "event": "batch_entry", "tenant": identity.tenant, "member": identity.member,
+            "index": index, "method": method, "tool": tool,
+        });
+        worker::console_log!("{line}");
+    }
     let mut results = Vec::new();
     let mut not_sent = None;
     for (position, effect) in exchange.take_effects().into_iter().enumerate() {
@@ -389,7 +397,12 @@ async fn serve_mcp(
         }
         results.push(match not_sent {
             None => perform(env, ctx, config, &identity, effect).await,
-            Some(reason) => Ok(CallToolResult::error(reason.to_string())),
+            Some(reason) => {
+                if let Effect::Outbound(call) = &effect {
+                    outbound::record_not_sent(env, ctx, &identity, call);
+                }
+                Ok(CallToolResult::error(reason.to_string()))
+            }
         });
     }
     let reply = exchange.finish(results);
@@ -482,6 +495,7 @@ async fn put_document(
     tenant: &str,
     document: Document,
     body: &[u8],
+    now: i64,
 ) -> Result<Response> {
     let Ok(text) = std::str::from_utf8(body) else {
         return error_response(400, "the document is not valid UTF-8");
@@ -507,10 +521,32 @@ async fn put_document(
     ) {
         Ok(summary) => {
             kv.put(&document.kv_key(tenant), text)?.execute().await?;
-            json_response(200, &json!({"stored": document.name(), "summary": summary}))
+            let audited = audit(env, tenant, document_entry(now, document.name(), text)).await;
+            json_response(
+                200,
+                &json!({"stored": document.name(), "summary": summary, "audited": audited}),
+            )
         }
         Err(errors) => invalid_document(&errors),
     }
+}
+
+/// The audit row of a document the operator stored.
+fn document_entry(now: i64, name: &str, text: &str) -> AuditEntry {
+    let detail = format!("{} bytes", text.len());
+    AuditEntry::new(now, &Actor::Operator, "document.put", name, Some(detail))
+}
+
+/// Records a change made outside the roster (a KV document) in `object`'s audit. A failure is
+/// logged and reported to the operator (`"audited": false`); the stored document stays.
+async fn audit(env: &Env, object: &str, entry: AuditEntry) -> bool {
+    let failure = match roster(env, object, &Command::RecordAudit { entry }).await {
+        Ok(Ok(_)) => return true,
+        Ok(Err(error)) => error.to_string(),
+        Err(error) => error.to_string(),
+    };
+    worker::console_error!("audit record failed: {failure}");
+    false
 }
 
 fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, String)> {
@@ -597,6 +633,7 @@ async fn serve_admin(
                 member,
                 role: parsed.role,
                 now,
+                by: Actor::Operator,
             };
             roster_reply(roster(env, &tenant, &command).await?, false)
         }
@@ -612,6 +649,7 @@ async fn serve_admin(
                     member,
                     status,
                     now,
+                    by: Actor::Operator,
                 },
             )
             .await?,
@@ -647,6 +685,7 @@ async fn serve_admin(
                 hash: issued.hash,
                 label,
                 now,
+                by: Actor::Operator,
             };
             match roster(env, &tenant, &command).await? {
                 Ok(mut value) => {
@@ -669,11 +708,19 @@ async fn serve_admin(
                     id: grant,
                     member: None,
                     now,
+                    by: Actor::Operator,
                 },
             )
             .await?,
             false,
         ),
+        Route::ListAudit { tenant } => {
+            let object = tenant.as_deref().unwrap_or(DEPLOYMENT_AUDIT_OBJECT);
+            roster_reply(
+                roster(env, object, &Command::ListAudit { limit: 200 }).await?,
+                false,
+            )
+        }
         Route::ListExecutions { tenant } => roster_reply(
             roster(env, &tenant, &Command::ListExecutions { limit: 100 }).await?,
             false,
@@ -694,16 +741,18 @@ async fn serve_admin(
                         .execute()
                         .await?;
                     let tools: usize = directory.connectors().iter().map(|c| c.tools.len()).sum();
+                    let entry = document_entry(now, "directory", text);
+                    let audited = audit(env, DEPLOYMENT_AUDIT_OBJECT, entry).await;
                     json_response(
                         200,
-                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools}),
+                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools, "audited": audited}),
                     )
                 }
                 Err(errors) => invalid_document(&errors),
             }
         }
         Route::PutDocument { tenant, document } => {
-            put_document(env, config.origin_rules(), &tenant, document, &body).await
+            put_document(env, config.origin_rules(), &tenant, document, &body, now).await
         }
     }
 }

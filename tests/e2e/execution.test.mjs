@@ -359,6 +359,19 @@ describe("execution against a recording upstream", () => {
       assert.match(later.result.content[0].text, /^not sent: this grant was revoked or its member suspended or removed while the request ran$/);
     }
     assert.equal(up.take().filter((r) => r.path === "/v1/slow").length, 1, "only the call before the suspension reached the upstream");
+    // Issue 15 item 9: the calls that were not sent are audited as such (rows are written after
+    // the answer, so wait for them).
+    const deadline2 = Date.now() + 5_000;
+    for (;;) {
+      const rows = (await admin("GET", `tenants/${TENANT}/executions`)).json.filter((r) => r.member === member);
+      if (rows.length === 5) {
+        assert.deepEqual(rows.map((r) => r.outcome).sort(), ["not_sent", "not_sent", "not_sent", "not_sent", "tool_error"]);
+        assert.ok(rows.every((r) => r.tool === "call_slow" && r.connection === "main"), JSON.stringify(rows));
+        break;
+      }
+      assert.ok(Date.now() < deadline2, `the audit did not show the batch's five calls: ${JSON.stringify(rows)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   });
 
   test("the audit lists the calls (tool, connection, outcome, upstream status), never arguments or credentials", async () => {
