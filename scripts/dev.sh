@@ -10,6 +10,10 @@ if [ ! -f .dev.vars ]; then
   echo "ADMIN_SECRET=\"$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')\"" > .dev.vars
   chmod 600 .dev.vars
 fi
+# The key of every grant's MAC; a .dev.vars from before grants carried one gets it added.
+if ! grep -q '^GRANT_MAC_KEY=' .dev.vars; then
+  echo "GRANT_MAC_KEY=\"$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')\"" >> .dev.vars
+fi
 ADMIN_SECRET=$(sed -n 's/^ADMIN_SECRET="\(.*\)"$/\1/p' .dev.vars)
 
 mkdir -p .floorgate

@@ -65,6 +65,7 @@ PROXY_PORT=$(free_port)
 while [ "$PROXY_PORT" = "$PORT" ]; do PROXY_PORT=$(free_port); done
 BASE="http://127.0.0.1:$PORT"
 ADMIN_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 PAGE_SIZE=${E2E_PAGE_SIZE:-2}
 ALLOWED_ORIGINS="http://127.0.0.1:$PORT,http://localhost:$PORT,http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT"
 
@@ -72,7 +73,7 @@ started=$(date +%s)
 echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
 setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
   --persist-to "$WORK/state" \
-  --var "ADMIN_SECRET:$ADMIN_SECRET" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
+  --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
   --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" \
   --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
   --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
@@ -99,7 +100,7 @@ node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fi
   || { cat "$WORK/seed.log" >&2; server_failed "seeding the demo tenant failed"; }
 echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
-export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
+export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
   FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state"
 
 TOTAL_PASSED=0

@@ -83,6 +83,10 @@ pub enum Route {
     ListExecutions {
         tenant: String,
     },
+    /// A tenant's audit of changes, or (`None`) the deployment's own (directory writes).
+    ListAudit {
+        tenant: Option<String>,
+    },
 }
 
 /// The per-tenant documents kept in KV.
@@ -221,6 +225,13 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
                 grant: (*g).to_owned(),
             },
         ),
+        ["audit"] => only("GET", Route::ListAudit { tenant: None }),
+        ["tenants", t, "audit"] => only(
+            "GET",
+            Route::ListAudit {
+                tenant: Some(id("tenant", t)?),
+            },
+        ),
         ["tenants", t, "executions"] => only(
             "GET",
             Route::ListExecutions {
@@ -312,6 +323,21 @@ mod tests {
             Err(RouteError::MethodNotAllowed("PUT"))
         );
         assert_eq!(route("GET", "/admin/v1/nothing"), Err(RouteError::NotFound));
+        assert_eq!(
+            route("GET", "/admin/v1/tenants/acme/audit"),
+            Ok(Route::ListAudit {
+                tenant: Some("acme".into())
+            })
+        );
+        assert_eq!(
+            route("GET", "/admin/v1/audit"),
+            Ok(Route::ListAudit { tenant: None })
+        );
+        // The deployment's audit object is not reachable as a tenant.
+        assert!(matches!(
+            route("GET", "/admin/v1/tenants/_deployment/audit"),
+            Err(RouteError::BadId("tenant", _))
+        ));
         assert!(matches!(
             route("GET", "/admin/v1/tenants/Acme/members"),
             Err(RouteError::BadId("tenant", _))

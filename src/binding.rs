@@ -4,6 +4,8 @@
 //! catalog that named `ADMIN_SECRET` would send the operator secret to an origin of its choice.
 
 pub const ADMIN_SECRET: &str = "ADMIN_SECRET";
+/// The key of the MAC inside every grant (`grant::GrantKey`).
+pub const GRANT_MAC_KEY: &str = "GRANT_MAC_KEY";
 pub const KV: &str = "FLOORGATE_KV";
 pub const ROSTER: &str = "ROSTER";
 pub const ALLOWED_ORIGINS: &str = "ALLOWED_ORIGINS";
@@ -14,8 +16,9 @@ pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 pub const TEST_CLOCK: &str = "TEST_CLOCK";
 
 /// Every name above: never a connection's credential.
-pub const RESERVED: [&str; 9] = [
+pub const RESERVED: [&str; 10] = [
     ADMIN_SECRET,
+    GRANT_MAC_KEY,
     KV,
     ROSTER,
     ALLOWED_ORIGINS,

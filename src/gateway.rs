@@ -15,7 +15,7 @@ use crate::mcp::{CallToolResult, HostCall, Tool, ToolHost};
 use crate::policy::UnknownRole;
 use crate::rank;
 use crate::resolver::{CallError, Dispatch, ResolvedCall};
-use crate::roster::{Command, Identity, MemberStatus};
+use crate::roster::{Actor, Command, Identity, MemberStatus};
 use crate::tenant::{PreparedTenant, PreparedView};
 
 /// I/O a call needs before it can answer.
@@ -76,24 +76,28 @@ impl<'a> Surface<'a> {
             ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
             ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
                 id: grant_id,
-                member: Some(me),
+                member: Some(me.clone()),
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::ListMembers => Command::ListMembers,
             ControlOp::SuspendMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Suspended,
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::ReinstateMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Active,
                 now,
+                by: Actor::Member(me),
             },
             ControlOp::RemoveMember { member_id } => Command::SetStatus {
                 member: member_id,
                 status: MemberStatus::Removed,
                 now,
+                by: Actor::Member(me),
             },
             op => {
                 return match control::answer_locally(&view.view, &self.tenant.policy, &op) {
@@ -165,6 +169,31 @@ impl ToolHost for Surface<'_> {
             Ok(Dispatch::Search(request)) => self.search(view, request),
             Ok(Dispatch::Connected(call)) => HostCall::Pending(Effect::Outbound(call)),
             Err(error) => HostCall::Done(call_error(error)),
+        }
+    }
+}
+
+/// Why a call of a batch was not performed: the grant is asked for again before every call
+/// after the first, so a revocation during a batch stops the calls that have not run yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotSent {
+    /// The roster no longer accepts the grant.
+    GrantRevoked,
+    /// The roster could not be asked; nothing runs on a grant that was not re-checked.
+    RecheckFailed,
+}
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSent::GrantRevoked => write!(
+                f,
+                "not sent: this grant was revoked or its member suspended or removed while the request ran"
+            ),
+            NotSent::RecheckFailed => write!(
+                f,
+                "not sent: the gateway could not re-check this grant with the tenant's roster; try again"
+            ),
         }
     }
 }

@@ -7,8 +7,10 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The SQLite schema, one statement per entry, applied idempotently when the object starts.
-pub const SCHEMA: [&str; 5] = [
+/// The SQLite schema, one statement per entry. Applied (idempotently) when an object that
+/// already has tables starts, and otherwise only by its first write: a tenant name nobody
+/// wrote to never gets storage (see [`Command::reply_without_tables`]).
+pub const SCHEMA: [&str; 7] = [
     "CREATE TABLE IF NOT EXISTS members (
         id TEXT PRIMARY KEY,
         role TEXT NOT NULL,
@@ -44,7 +46,40 @@ pub const SCHEMA: [&str; 5] = [
         upstream_status INTEGER,
         latency_ms INTEGER NOT NULL
     )",
+    // Changes, apart from executions: a member's calls fill `executions`, never this table, and
+    // each class here has its own bound, so neither can push an operator row out.
+    "CREATE TABLE IF NOT EXISTS audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        class TEXT NOT NULL CHECK (class IN ('operator', 'control')),
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        detail TEXT
+    )",
+    "CREATE INDEX IF NOT EXISTS audit_by_class ON audit(class, seq)",
 ];
+
+/// Rows kept per audit class, and executions kept. Each bound applies to its own rows only.
+pub const MAX_AUDIT_ROWS_PER_CLASS: i64 = 100_000;
+pub const MAX_EXECUTION_ROWS: i64 = 10_000;
+
+pub const RECORD_AUDIT_SQL: &str =
+    "INSERT INTO audit (at, class, actor, action, target, detail) VALUES (?, ?, ?, ?, ?, ?)";
+/// Keeps the newest N rows of one class: binds the class twice, then N.
+pub const PRUNE_AUDIT_SQL: &str = "DELETE FROM audit WHERE class = ? AND seq <= (
+    SELECT seq FROM audit WHERE class = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)";
+/// The newest rows of one class: binds the class, then the limit.
+pub const LIST_AUDIT_SQL: &str = "SELECT seq, at, class, actor, action, target, detail FROM audit
+    WHERE class = ? ORDER BY seq DESC LIMIT ?";
+pub const RECORD_EXECUTION_SQL: &str = "INSERT INTO executions (at, member_id, tool, connection, outcome, upstream_status, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+/// Keeps the newest N executions: binds N.
+pub const PRUNE_EXECUTIONS_SQL: &str =
+    "DELETE FROM executions WHERE seq <= (SELECT MAX(seq) FROM executions) - ?";
+
+/// The name of the roster object that keeps the deployment's own audit (directory writes). A
+/// tenant id never contains `_`, so no tenant's roster can be this one.
+pub const DEPLOYMENT_AUDIT_OBJECT: &str = "_deployment";
 
 /// Looks a live grant up: it must be unrevoked, belong to the claimed member, and that member
 /// must be active. Checked on every MCP request; nothing caches the answer.
@@ -101,6 +136,73 @@ pub struct GrantInfo {
     pub revoked_reason: Option<String>,
 }
 
+/// Who made a change: the operator (admin API) or a member (a control operation over MCP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    Operator,
+    Member(String),
+}
+
+/// An audit row's class; each has its own retention bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditClass {
+    Operator,
+    Control,
+}
+
+impl AuditClass {
+    pub const ALL: [AuditClass; 2] = [AuditClass::Operator, AuditClass::Control];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditClass::Operator => "operator",
+            AuditClass::Control => "control",
+        }
+    }
+}
+
+impl Actor {
+    pub fn class(&self) -> AuditClass {
+        match self {
+            Actor::Operator => AuditClass::Operator,
+            Actor::Member(_) => AuditClass::Control,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Actor::Operator => "operator",
+            Actor::Member(member) => member,
+        }
+    }
+}
+
+/// One audit row: who changed what, when. Never a secret, a grant or a tool's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub at: i64,
+    pub class: AuditClass,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub detail: Option<String>,
+}
+
+impl AuditEntry {
+    pub fn new(at: i64, by: &Actor, action: &str, target: &str, detail: Option<String>) -> Self {
+        AuditEntry {
+            at,
+            class: by.class(),
+            actor: by.name().to_owned(),
+            action: action.to_owned(),
+            target: target.to_owned(),
+            detail,
+        }
+    }
+}
+
 /// Who a valid grant speaks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
@@ -122,12 +224,14 @@ pub enum Command {
         member: String,
         role: String,
         now: i64,
+        by: Actor,
     },
     ListMembers,
     SetStatus {
         member: String,
         status: MemberStatus,
         now: i64,
+        by: Actor,
     },
     IssueGrant {
         member: String,
@@ -135,6 +239,7 @@ pub enum Command {
         hash: String,
         label: String,
         now: i64,
+        by: Actor,
     },
     ListGrants {
         member: Option<String>,
@@ -144,6 +249,7 @@ pub enum Command {
         id: String,
         member: Option<String>,
         now: i64,
+        by: Actor,
     },
     RecordExecution {
         at: i64,
@@ -157,6 +263,99 @@ pub enum Command {
     ListExecutions {
         limit: i64,
     },
+    /// A change made outside the roster (a document written to KV).
+    RecordAudit {
+        entry: AuditEntry,
+    },
+    /// The newest `limit` rows of each audit class.
+    ListAudit {
+        limit: i64,
+    },
+}
+
+/// Whether an object has tables yet; `SELECT` this and read `n`.
+pub const HAS_TABLES_SQL: &str =
+    "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'members'";
+
+impl Command {
+    /// The audit row a change leaves when it succeeds, written by the roster in the same
+    /// synchronous step as the change itself.
+    pub fn audit_entry(&self) -> Option<AuditEntry> {
+        match self {
+            Command::UpsertMember {
+                member,
+                role,
+                now,
+                by,
+            } => Some(AuditEntry::new(
+                *now,
+                by,
+                "member.put",
+                member,
+                Some(format!("role {role}")),
+            )),
+            Command::SetStatus {
+                member,
+                status,
+                now,
+                by,
+            } => {
+                let action = match status {
+                    MemberStatus::Active => "member.reinstate",
+                    MemberStatus::Suspended => "member.suspend",
+                    MemberStatus::Removed => "member.remove",
+                };
+                Some(AuditEntry::new(*now, by, action, member, None))
+            }
+            Command::IssueGrant {
+                member,
+                id,
+                label,
+                now,
+                by,
+                ..
+            } => Some(AuditEntry::new(
+                *now,
+                by,
+                "grant.issue",
+                member,
+                Some(format!("grant {id}, label {label}")),
+            )),
+            Command::RevokeGrant { id, now, by, .. } => {
+                Some(AuditEntry::new(*now, by, "grant.revoke", id, None))
+            }
+            Command::RecordAudit { entry } => Some(entry.clone()),
+            Command::Validate { .. }
+            | Command::ListMembers
+            | Command::ListGrants { .. }
+            | Command::RecordExecution { .. }
+            | Command::ListExecutions { .. }
+            | Command::ListAudit { .. } => None,
+        }
+    }
+
+    /// The reply of a roster that has no tables yet, for every command that needs none: reads
+    /// see an empty roster and changes to members or grants find nothing to change. `None`
+    /// means the command creates the tables and runs (it adds a member or records an event).
+    pub fn reply_without_tables(&self) -> Option<Result<serde_json::Value, RosterError>> {
+        use serde_json::Value;
+        match self {
+            Command::Validate { .. } => Some(Ok(Value::Null)),
+            Command::ListMembers | Command::ListGrants { .. } | Command::ListExecutions { .. } => {
+                Some(Ok(Value::Array(Vec::new())))
+            }
+            Command::ListAudit { .. } => {
+                Some(Ok(serde_json::json!({"operator": [], "control": []})))
+            }
+            Command::SetStatus { member, .. } | Command::IssueGrant { member, .. } => {
+                Some(Err(RosterError::UnknownMember(member.clone())))
+            }
+            Command::RevokeGrant { id, .. } => Some(Err(RosterError::UnknownGrant(id.clone()))),
+            Command::UpsertMember { .. }
+            | Command::RecordExecution { .. }
+            | Command::RecordAudit { .. } => None,
+        }
+    }
 }
 
 /// A roster refusal, with a message an operator can act on.
@@ -240,16 +439,134 @@ mod tests {
     }
 
     #[test]
+    fn only_adding_a_member_or_recording_an_event_creates_a_roster() {
+        let (member, now) = ("ada".to_owned(), 1);
+        let reads_and_refusals = [
+            Command::Validate {
+                member: member.clone(),
+                hash: "h".into(),
+            },
+            Command::ListMembers,
+            Command::ListGrants { member: None },
+            Command::ListExecutions { limit: 5 },
+            Command::SetStatus {
+                member: member.clone(),
+                status: MemberStatus::Suspended,
+                now,
+                by: Actor::Operator,
+            },
+            Command::IssueGrant {
+                member: member.clone(),
+                id: "g".into(),
+                hash: "h".into(),
+                label: "l".into(),
+                now,
+                by: Actor::Operator,
+            },
+            Command::RevokeGrant {
+                id: "g".into(),
+                member: None,
+                now,
+                by: Actor::Operator,
+            },
+        ];
+        for command in &reads_and_refusals {
+            assert!(command.reply_without_tables().is_some(), "{command:?}");
+        }
+        // A forged or made-up grant only ever validates: an empty roster says "no such grant".
+        assert_eq!(
+            reads_and_refusals[0].reply_without_tables(),
+            Some(Ok(serde_json::Value::Null))
+        );
+        let writes = [
+            Command::UpsertMember {
+                member: member.clone(),
+                role: "r".into(),
+                now,
+                by: Actor::Operator,
+            },
+            Command::RecordExecution {
+                at: now,
+                member,
+                tool: "t".into(),
+                connection: None,
+                outcome: "ok".into(),
+                upstream_status: None,
+                latency_ms: 0,
+            },
+        ];
+        for command in &writes {
+            assert!(command.reply_without_tables().is_none(), "{command:?}");
+        }
+    }
+
+    #[test]
+    fn every_change_leaves_an_audit_row_classed_by_who_made_it() {
+        let by_member = Actor::Member("bob".into());
+        let suspend = Command::SetStatus {
+            member: "ada".into(),
+            status: MemberStatus::Suspended,
+            now: 7,
+            by: by_member.clone(),
+        };
+        assert_eq!(
+            suspend.audit_entry(),
+            Some(AuditEntry {
+                at: 7,
+                class: AuditClass::Control,
+                actor: "bob".into(),
+                action: "member.suspend".into(),
+                target: "ada".into(),
+                detail: None,
+            })
+        );
+        let issue = Command::IssueGrant {
+            member: "ada".into(),
+            id: "g_1".into(),
+            hash: "secret-hash".into(),
+            label: "laptop".into(),
+            now: 8,
+            by: Actor::Operator,
+        };
+        let entry = issue.audit_entry().unwrap();
+        assert_eq!(
+            (entry.class, entry.action.as_str()),
+            (AuditClass::Operator, "grant.issue")
+        );
+        assert!(
+            !entry.detail.unwrap().contains("secret-hash"),
+            "never the grant's hash"
+        );
+        let revoke = Command::RevokeGrant {
+            id: "g_1".into(),
+            member: Some("bob".into()),
+            now: 9,
+            by: by_member,
+        };
+        assert_eq!(revoke.audit_entry().unwrap().action, "grant.revoke");
+        for read in [
+            Command::ListAudit { limit: 5 },
+            Command::Validate {
+                member: "ada".into(),
+                hash: "h".into(),
+            },
+        ] {
+            assert_eq!(read.audit_entry(), None);
+        }
+    }
+
+    #[test]
     fn commands_round_trip_as_tagged_json() {
         let command = Command::SetStatus {
             member: "ada".into(),
             status: MemberStatus::Suspended,
             now: 5,
+            by: Actor::Member("bob".into()),
         };
         let text = serde_json::to_string(&command).unwrap();
         assert_eq!(
             text,
-            r#"{"op":"set_status","member":"ada","status":"suspended","now":5}"#
+            r#"{"op":"set_status","member":"ada","status":"suspended","now":5,"by":{"member":"bob"}}"#
         );
         assert_eq!(serde_json::from_str::<Command>(&text).unwrap(), command);
     }

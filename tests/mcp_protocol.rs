@@ -480,3 +480,38 @@ fn an_unavailable_catalog_fails_listing_and_calls_but_not_the_handshake() {
         assert_eq!(body(&reply)["error"]["message"], "catalog unavailable");
     }
 }
+
+#[test]
+fn every_batch_entry_is_labelled_for_the_log_and_member_strings_are_capped() {
+    use floorgate::mcp::{log_field, MAX_LOG_FIELD_CHARS};
+    let h = host(3);
+    let long = "é".repeat(10_000);
+    let batch = format!(
+        r#"[{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{}}}}}},
+            {{"jsonrpc":"2.0","id":2,"method":"ping"}},
+            {{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{long}","arguments":{{}}}}}},
+            {{"jsonrpc":"2.0","method":"{long}"}}]"#
+    );
+    let exchange = handle(&config(), legacy("2025-03-26"), batch.as_bytes(), &h);
+    let capped = format!("{}…", "é".repeat(MAX_LOG_FIELD_CHARS));
+    assert_eq!(
+        exchange.entries,
+        vec![
+            ("tools/call".to_owned(), Some("slow".to_owned())),
+            ("ping".to_owned(), None),
+            ("tools/call".to_owned(), Some(capped.clone())),
+            (capped.clone(), None),
+        ]
+    );
+    assert_eq!(log_field("tools/list"), "tools/list");
+    let exact = "x".repeat(MAX_LOG_FIELD_CHARS);
+    assert_eq!(log_field(&exact), exact, "at the cap nothing is cut");
+
+    // A single request's tool name is capped too.
+    let single = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{long}","arguments":{{}}}}}}"#
+    );
+    let exchange = handle(&config(), legacy("2025-11-25"), single.as_bytes(), &h);
+    assert_eq!(exchange.tool.as_deref(), Some(capped.as_str()));
+    assert!(exchange.entries.is_empty());
+}

@@ -95,3 +95,62 @@ fn a_failed_status_change_leaves_grants_alone() {
         .is_err());
     assert!(valid(&db, "h1", "ada") && valid(&db, "h2", "ada"));
 }
+
+/// Issue 15 item 9: a member's cheap calls (executions, or control changes through MCP) never
+/// evict an operator row. Each class is pruned by its own bound with exactly the statements
+/// the Durable Object runs; a small bound here stands for the deployed one.
+#[test]
+fn a_flood_of_member_rows_never_evicts_an_operator_row() {
+    use floorgate::roster::{
+        PRUNE_AUDIT_SQL, PRUNE_EXECUTIONS_SQL, RECORD_AUDIT_SQL, RECORD_EXECUTION_SQL,
+    };
+    let db = roster();
+    let bound = 50;
+    let audit = |db: &Connection, at: i64, class: &str, action: &str| {
+        db.execute(
+            RECORD_AUDIT_SQL,
+            params![at, class, "who", action, "target", None::<String>],
+        )
+        .unwrap();
+        db.execute(PRUNE_AUDIT_SQL, params![class, class, bound])
+            .unwrap();
+    };
+    audit(&db, 1, "operator", "member.put");
+    for at in 2..600 {
+        audit(&db, at, "control", "member.suspend");
+        db.execute(
+            RECORD_EXECUTION_SQL,
+            params![at, "ada", "get_item", "main", "ok", 200, 5],
+        )
+        .unwrap();
+        db.execute(PRUNE_EXECUTIONS_SQL, params![bound]).unwrap();
+    }
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |row| row.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM audit WHERE class = 'operator' AND action = 'member.put'"),
+        1,
+        "the operator row survives"
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM audit WHERE class = 'control'"),
+        bound
+    );
+    assert_eq!(
+        count("SELECT MIN(at) FROM audit WHERE class = 'control'"),
+        600 - bound,
+        "the newest control rows are the ones kept"
+    );
+    assert_eq!(count("SELECT COUNT(*) FROM executions"), bound);
+    // The operator class is bounded the same way when it is the one that grows.
+    for at in 600..700 {
+        audit(&db, at, "operator", "document.put");
+    }
+    assert_eq!(
+        count("SELECT COUNT(*) FROM audit WHERE class = 'operator'"),
+        bound
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM audit WHERE class = 'control'"),
+        bound
+    );
+}

@@ -13,11 +13,12 @@ use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, 
 use crate::admin::{self, Document, Route};
 use crate::binding;
 use crate::catalog::OriginRules;
-use crate::gateway::{self, Effect, Surface};
+use crate::gateway::{self, Effect, NotSent, Surface};
+use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
-use crate::roster::{Command, Identity, RosterError};
+use crate::roster::{Actor, AuditEntry, Command, Identity, RosterError, DEPLOYMENT_AUDIT_OBJECT};
 use http::{
     bearer, bounded_body, empty_response, error_response, header, json_response, unauthorized,
     with_cors,
@@ -189,39 +190,89 @@ async fn roster(
     Ok(Err(error))
 }
 
-/// The grant check every MCP request makes, against the roster — never a cache.
+/// The deployment's grant key, or why there is none (logged; the caller gets 503).
+fn grant_key(env: &Env) -> std::result::Result<GrantKey, String> {
+    let stored = env
+        .secret(binding::GRANT_MAC_KEY)
+        .map(|s| s.to_string())
+        .ok();
+    GrantKey::new(stored.as_deref()).map_err(|problem| {
+        worker::console_error!("{problem}");
+        problem.to_string()
+    })
+}
+
+/// Why a request was not authenticated.
+enum AuthRefusal {
+    /// 401 with this reason.
+    Unauthorized(String),
+    /// 503: the deployment cannot check grants at all.
+    Unavailable(String),
+}
+
+/// A validated grant: who it speaks for, and its stored hash for re-checks.
+struct Authenticated {
+    identity: Identity,
+    hash: String,
+}
+
+/// The grant check every MCP request makes: the MAC locally, then the roster — never a cache.
 async fn authenticate(
     req: &Request,
     env: &Env,
-) -> Result<std::result::Result<Identity, &'static str>> {
+) -> Result<std::result::Result<Authenticated, AuthRefusal>> {
     let Some(token) = bearer(req) else {
-        return Ok(Err("missing bearer grant"));
+        return Ok(Err(AuthRefusal::Unauthorized(
+            "missing bearer grant".into(),
+        )));
     };
-    let Ok(claim) = crate::grant::parse(&token) else {
-        return Ok(Err("malformed grant"));
+    let key = match grant_key(env) {
+        Ok(key) => key,
+        Err(problem) => return Ok(Err(AuthRefusal::Unavailable(problem))),
     };
-    let command = Command::Validate {
-        member: claim.member.clone(),
-        hash: claim.hash,
+    // A forged or malformed token ends here: no Durable Object is touched for it.
+    let claim = match crate::grant::parse(&token, &key) {
+        Ok(claim) => claim,
+        Err(error) => return Ok(Err(AuthRefusal::Unauthorized(error.to_string()))),
     };
-    match roster(env, &claim.tenant, &command).await? {
-        Ok(Value::Object(row)) => Ok(Ok(Identity {
-            tenant: claim.tenant,
-            member: claim.member,
-            role: row
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            grant_id: row
-                .get("grant_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
+    match still_valid(env, &claim.tenant, &claim.member, &claim.hash).await? {
+        Some(row) => Ok(Ok(Authenticated {
+            identity: Identity {
+                tenant: claim.tenant,
+                member: claim.member,
+                role: row
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                grant_id: row
+                    .get("grant_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            },
+            hash: claim.hash,
         })),
-        Ok(_) => Ok(Err(
-            "grant is unknown, revoked, or its member is not active",
-        )),
+        None => Ok(Err(AuthRefusal::Unauthorized(
+            "grant is unknown, revoked, or its member is not active".into(),
+        ))),
+    }
+}
+
+/// Asks the tenant's roster whether a grant is live; its row when it is.
+async fn still_valid(
+    env: &Env,
+    tenant: &str,
+    member: &str,
+    hash: &str,
+) -> Result<Option<serde_json::Map<String, Value>>> {
+    let command = Command::Validate {
+        member: member.to_owned(),
+        hash: hash.to_owned(),
+    };
+    match roster(env, tenant, &command).await? {
+        Ok(Value::Object(row)) => Ok(Some(row)),
+        Ok(_) => Ok(None),
         Err(e) => Err(worker::Error::RustError(e.to_string())),
     }
 }
@@ -246,11 +297,15 @@ async fn serve_mcp(
         }
         _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
     }
-    let identity = match authenticate(&req, env).await? {
-        Ok(identity) => identity,
-        Err(reason) => {
+    let Authenticated { identity, hash } = match authenticate(&req, env).await? {
+        Ok(authenticated) => authenticated,
+        Err(AuthRefusal::Unauthorized(reason)) => {
             log.outcome = "unauthorized".into();
-            return unauthorized(reason);
+            return unauthorized(&reason);
+        }
+        Err(AuthRefusal::Unavailable(problem)) => {
+            log.outcome = "grant_key_unusable".into();
+            return error_response(503, &problem);
         }
     };
     log.tenant = Some(identity.tenant.clone());
@@ -317,9 +372,38 @@ async fn serve_mcp(
     };
     log.method = exchange.method.clone();
     log.tool = exchange.tool.clone();
+    // One line per batch entry, so every call of a batch is attributable in the logs.
+    for (index, (method, tool)) in exchange.entries.iter().enumerate() {
+        let line = json!({
+            "event": "batch_entry", "tenant": identity.tenant, "member": identity.member,
+            "index": index, "method": method, "tool": tool,
+        });
+        worker::console_log!("{line}");
+    }
     let mut results = Vec::new();
-    for effect in exchange.take_effects() {
-        results.push(perform(env, ctx, config, &identity, effect).await);
+    let mut not_sent = None;
+    for (position, effect) in exchange.take_effects().into_iter().enumerate() {
+        // The grant was checked for the first effect; each later one asks again, so a member
+        // suspended during a batch of slow calls sends nothing more.
+        if position > 0 && not_sent.is_none() {
+            not_sent = match still_valid(env, &identity.tenant, &identity.member, &hash).await {
+                Ok(Some(_)) => None,
+                Ok(None) => Some(NotSent::GrantRevoked),
+                Err(error) => {
+                    worker::console_error!("grant re-check failed: {error}");
+                    Some(NotSent::RecheckFailed)
+                }
+            };
+        }
+        results.push(match not_sent {
+            None => perform(env, ctx, config, &identity, effect).await,
+            Some(reason) => {
+                if let Effect::Outbound(call) = &effect {
+                    outbound::record_not_sent(env, ctx, &identity, call);
+                }
+                Ok(CallToolResult::error(reason.to_string()))
+            }
+        });
     }
     let reply = exchange.finish(results);
     log.outcome = match &reply.json {
@@ -411,6 +495,7 @@ async fn put_document(
     tenant: &str,
     document: Document,
     body: &[u8],
+    now: i64,
 ) -> Result<Response> {
     let Ok(text) = std::str::from_utf8(body) else {
         return error_response(400, "the document is not valid UTF-8");
@@ -436,10 +521,32 @@ async fn put_document(
     ) {
         Ok(summary) => {
             kv.put(&document.kv_key(tenant), text)?.execute().await?;
-            json_response(200, &json!({"stored": document.name(), "summary": summary}))
+            let audited = audit(env, tenant, document_entry(now, document.name(), text)).await;
+            json_response(
+                200,
+                &json!({"stored": document.name(), "summary": summary, "audited": audited}),
+            )
         }
         Err(errors) => invalid_document(&errors),
     }
+}
+
+/// The audit row of a document the operator stored.
+fn document_entry(now: i64, name: &str, text: &str) -> AuditEntry {
+    let detail = format!("{} bytes", text.len());
+    AuditEntry::new(now, &Actor::Operator, "document.put", name, Some(detail))
+}
+
+/// Records a change made outside the roster (a KV document) in `object`'s audit. A failure is
+/// logged and reported to the operator (`"audited": false`); the stored document stays.
+async fn audit(env: &Env, object: &str, entry: AuditEntry) -> bool {
+    let failure = match roster(env, object, &Command::RecordAudit { entry }).await {
+        Ok(Ok(_)) => return true,
+        Ok(Err(error)) => error.to_string(),
+        Err(error) => error.to_string(),
+    };
+    worker::console_error!("audit record failed: {failure}");
+    false
 }
 
 fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, String)> {
@@ -526,6 +633,7 @@ async fn serve_admin(
                 member,
                 role: parsed.role,
                 now,
+                by: Actor::Operator,
             };
             roster_reply(roster(env, &tenant, &command).await?, false)
         }
@@ -541,6 +649,7 @@ async fn serve_admin(
                     member,
                     status,
                     now,
+                    by: Actor::Operator,
                 },
             )
             .await?,
@@ -555,11 +664,15 @@ async fn serve_admin(
                     Err(e) => return error_response(400, &e),
                 }
             };
+            let key = match grant_key(env) {
+                Ok(key) => key,
+                Err(problem) => return error_response(503, &problem),
+            };
             let mut secret = [0u8; crate::grant::SECRET_BYTES];
             if getrandom::getrandom(&mut secret).is_err() {
                 return error_response(500, "no randomness available to issue a grant");
             }
-            let issued = crate::grant::issue(&tenant, &member, &secret);
+            let issued = crate::grant::issue(&tenant, &member, &secret, &key);
             let label = parsed
                 .label
                 .unwrap_or_else(|| "grant".into())
@@ -572,6 +685,7 @@ async fn serve_admin(
                 hash: issued.hash,
                 label,
                 now,
+                by: Actor::Operator,
             };
             match roster(env, &tenant, &command).await? {
                 Ok(mut value) => {
@@ -594,11 +708,19 @@ async fn serve_admin(
                     id: grant,
                     member: None,
                     now,
+                    by: Actor::Operator,
                 },
             )
             .await?,
             false,
         ),
+        Route::ListAudit { tenant } => {
+            let object = tenant.as_deref().unwrap_or(DEPLOYMENT_AUDIT_OBJECT);
+            roster_reply(
+                roster(env, object, &Command::ListAudit { limit: 200 }).await?,
+                false,
+            )
+        }
         Route::ListExecutions { tenant } => roster_reply(
             roster(env, &tenant, &Command::ListExecutions { limit: 100 }).await?,
             false,
@@ -619,16 +741,18 @@ async fn serve_admin(
                         .execute()
                         .await?;
                     let tools: usize = directory.connectors().iter().map(|c| c.tools.len()).sum();
+                    let entry = document_entry(now, "directory", text);
+                    let audited = audit(env, DEPLOYMENT_AUDIT_OBJECT, entry).await;
                     json_response(
                         200,
-                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools}),
+                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools, "audited": audited}),
                     )
                 }
                 Err(errors) => invalid_document(&errors),
             }
         }
         Route::PutDocument { tenant, document } => {
-            put_document(env, config.origin_rules(), &tenant, document, &body).await
+            put_document(env, config.origin_rules(), &tenant, document, &body, now).await
         }
     }
 }

@@ -89,13 +89,36 @@ pub async fn execute(
         upstream_status: upstream_status.map(i64::from),
         latency_ms,
     };
+    keep_record(env, ctx, identity, record);
+    Ok(result)
+}
+
+/// Records a connected call that a batch did not send because the grant stopped being valid
+/// (`gateway::NotSent`): the attempt is in the audit even though nothing left the gateway.
+pub fn record_not_sent(env: &Env, ctx: &Context, identity: &Identity, call: &ResolvedCall) {
+    let record = Command::RecordExecution {
+        at: super::now_ms(),
+        member: identity.member.clone(),
+        tool: call.tool.clone(),
+        connection: Some(call.connection.id.clone()),
+        outcome: NOT_SENT.to_owned(),
+        upstream_status: None,
+        latency_ms: 0,
+    };
+    keep_record(env, ctx, identity, record);
+}
+
+/// The outcome of an execution row whose call was never sent.
+const NOT_SENT: &str = "not_sent";
+
+/// Writes an execution row after the answer has gone (`wait_until`).
+fn keep_record(env: &Env, ctx: &Context, identity: &Identity, record: Command) {
     let (env, tenant) = (env.clone(), identity.tenant.clone());
     ctx.wait_until(async move {
         if let Err(e) = super::roster(&env, &tenant, &record).await {
             worker::console_error!("audit record failed: {e}");
         }
     });
-    Ok(result)
 }
 
 /// Builds the platform request, sends it with the timeout and maps the answer, redacting the

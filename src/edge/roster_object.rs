@@ -4,34 +4,65 @@
 //! membership, so a status change and the revocation of that member's grants are one SQL
 //! statement (see `roster::SCHEMA`'s trigger) and every validation reads the committed state.
 
+use std::cell::Cell;
+
 use serde::Deserialize;
 use serde_json::{json, Value};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
 use crate::roster::{
-    transition_allowed, Command, GrantInfo, Member, MemberStatus, RosterError, SCHEMA,
+    transition_allowed, AuditClass, AuditEntry, Command, GrantInfo, Member, MemberStatus,
+    RosterError, HAS_TABLES_SQL, LIST_AUDIT_SQL, MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS,
+    PRUNE_AUDIT_SQL, PRUNE_EXECUTIONS_SQL, RECORD_AUDIT_SQL, RECORD_EXECUTION_SQL, SCHEMA,
     SET_STATUS_SQL, VALIDATE_SQL,
 };
 
 #[durable_object]
 pub struct Roster {
     sql: SqlStorage,
+    /// Whether the tables exist. An object nobody wrote to has none, and reads leave it so.
+    ready: Cell<bool>,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    n: f64,
 }
 
 impl DurableObject for Roster {
     fn new(state: State, _env: Env) -> Self {
-        let sql = state.storage().sql();
-        for statement in SCHEMA {
-            if let Err(e) = sql.exec(statement, None) {
-                worker::console_error!("roster schema statement failed: {e}");
+        let roster = Roster {
+            sql: state.storage().sql(),
+            ready: Cell::new(false),
+        };
+        // An existing roster gets any statement a newer schema added; a new one waits for
+        // its first write.
+        let has_tables = roster
+            .sql
+            .exec(HAS_TABLES_SQL, None)
+            .and_then(|c| c.to_array::<Count>())
+            .map(|rows| rows.first().is_some_and(|r| r.n > 0.0));
+        match has_tables {
+            Ok(true) => {
+                if let Err(e) = roster.create_tables() {
+                    worker::console_error!("{e}");
+                }
             }
+            Ok(false) => {}
+            Err(e) => worker::console_error!("roster schema check failed: {e}"),
         }
-        Roster { sql }
+        roster
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let reply = match req.json::<Command>().await {
-            Ok(command) => self.run(command),
+            Ok(command) => match (self.ready.get(), command.reply_without_tables()) {
+                (false, Some(reply)) => reply,
+                (false, None) => self
+                    .create_tables()
+                    .and_then(|()| self.run_and_audit(command)),
+                (true, _) => self.run_and_audit(command),
+            },
             Err(e) => Err(RosterError::Storage(format!("bad roster command: {e}"))),
         };
         let body = match reply {
@@ -80,6 +111,17 @@ struct ValidRow {
 }
 
 #[derive(Deserialize)]
+struct AuditRow {
+    seq: f64,
+    at: f64,
+    class: String,
+    actor: String,
+    action: String,
+    target: String,
+    detail: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct ExecutionRow {
     seq: f64,
     at: f64,
@@ -96,6 +138,60 @@ fn storage(e: worker::Error) -> RosterError {
 }
 
 impl Roster {
+    fn create_tables(&self) -> std::result::Result<(), RosterError> {
+        for statement in SCHEMA {
+            self.sql.exec(statement, None).map_err(|e| {
+                RosterError::Storage(format!("roster schema statement failed: {e}"))
+            })?;
+        }
+        self.ready.set(true);
+        Ok(())
+    }
+
+    /// Runs a command and, when it changed something, writes its audit row in the same
+    /// synchronous step (no await between them, so both commit together or neither does).
+    fn run_and_audit(&self, command: Command) -> std::result::Result<Value, RosterError> {
+        let entry = command.audit_entry();
+        let reply = self.run(command)?;
+        if let Some(entry) = entry {
+            self.record_audit(&entry)?;
+        }
+        Ok(reply)
+    }
+
+    fn record_audit(&self, entry: &AuditEntry) -> std::result::Result<(), RosterError> {
+        let class = entry.class.as_str();
+        self.sql
+            .exec(
+                RECORD_AUDIT_SQL,
+                vec![
+                    (entry.at as f64).into(),
+                    class.into(),
+                    entry.actor.clone().into(),
+                    entry.action.clone().into(),
+                    entry.target.clone().into(),
+                    entry
+                        .detail
+                        .clone()
+                        .map(Into::into)
+                        .unwrap_or(worker::SqlStorageValue::Null),
+                ],
+            )
+            .map_err(storage)?;
+        // Only this class's oldest rows go: another class's volume never evicts these.
+        self.sql
+            .exec(
+                PRUNE_AUDIT_SQL,
+                vec![
+                    class.into(),
+                    class.into(),
+                    (MAX_AUDIT_ROWS_PER_CLASS as f64).into(),
+                ],
+            )
+            .map_err(storage)?;
+        Ok(())
+    }
+
     fn member(&self, id: &str) -> std::result::Result<Option<Member>, RosterError> {
         let rows: Vec<MemberRow> = self
             .sql
@@ -120,7 +216,9 @@ impl Roster {
                     None => Value::Null,
                 })
             }
-            Command::UpsertMember { member, role, now } => {
+            Command::UpsertMember {
+                member, role, now, ..
+            } => {
                 match self.member(&member)? {
                     Some(existing) if existing.status == MemberStatus::Removed => {
                         return Err(RosterError::MemberRemoved(member))
@@ -160,6 +258,7 @@ impl Roster {
                 member,
                 status,
                 now,
+                ..
             } => {
                 let current = self
                     .member(&member)?
@@ -193,6 +292,7 @@ impl Roster {
                 hash,
                 label,
                 now,
+                ..
             } => {
                 let current = self
                     .member(&member)?
@@ -234,7 +334,9 @@ impl Roster {
                     .collect();
                 Ok(serde_json::to_value(grants).unwrap_or(Value::Null))
             }
-            Command::RevokeGrant { id, member, now } => {
+            Command::RevokeGrant {
+                id, member, now, ..
+            } => {
                 let cursor = match &member {
                     Some(m) => self.sql.exec(
                         "UPDATE grants SET revoked_at = ?, revoked_reason = 'revoked' WHERE id = ? AND member_id = ? AND revoked_at IS NULL",
@@ -262,21 +364,28 @@ impl Roster {
             } => {
                 self.sql
                     .exec(
-                        "INSERT INTO executions (at, member_id, tool, connection, outcome, upstream_status, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        RECORD_EXECUTION_SQL,
                         vec![
                             (at as f64).into(),
                             member.into(),
                             tool.into(),
-                            connection.map(Into::into).unwrap_or(worker::SqlStorageValue::Null),
+                            connection
+                                .map(Into::into)
+                                .unwrap_or(worker::SqlStorageValue::Null),
                             outcome.into(),
-                            upstream_status.map(|s| (s as f64).into()).unwrap_or(worker::SqlStorageValue::Null),
+                            upstream_status
+                                .map(|s| (s as f64).into())
+                                .unwrap_or(worker::SqlStorageValue::Null),
                             (latency_ms as f64).into(),
                         ],
                     )
                     .map_err(storage)?;
-                // Keep the audit log bounded.
+                // Bounded on its own: executions never evict an audit row.
                 self.sql
-                    .exec("DELETE FROM executions WHERE seq <= (SELECT MAX(seq) FROM executions) - 10000", None)
+                    .exec(
+                        PRUNE_EXECUTIONS_SQL,
+                        vec![(MAX_EXECUTION_ROWS as f64).into()],
+                    )
                     .map_err(storage)?;
                 Ok(Value::Null)
             }
@@ -298,6 +407,30 @@ impl Roster {
                     })
                     .collect();
                 Ok(Value::Array(items))
+            }
+            // Written by `run_and_audit`, like every other command's row.
+            Command::RecordAudit { .. } => Ok(Value::Null),
+            Command::ListAudit { limit } => {
+                let mut classes = serde_json::Map::new();
+                for class in AuditClass::ALL {
+                    let rows: Vec<AuditRow> = self
+                        .sql
+                        .exec(
+                            LIST_AUDIT_SQL,
+                            vec![class.as_str().into(), (limit.clamp(1, 1000) as f64).into()],
+                        )
+                        .and_then(|c| c.to_array())
+                        .map_err(storage)?;
+                    let items = rows
+                        .into_iter()
+                        .map(|r| {
+                            json!({"seq": r.seq as i64, "at": r.at as i64, "class": r.class, "actor": r.actor,
+                                   "action": r.action, "target": r.target, "detail": r.detail})
+                        })
+                        .collect();
+                    classes.insert(class.as_str().to_owned(), Value::Array(items));
+                }
+                Ok(Value::Object(classes))
             }
         }
     }

@@ -81,9 +81,32 @@ enum Slot<E> {
 /// A request in flight: answers that are ready plus calls waiting on effects.
 pub struct Exchange<E> {
     state: State<E>,
-    /// `(method, tool name)` of the first request, for the request log.
+    /// `(method, tool name)` of a single request, for the request log; capped by
+    /// [`super::log_field`].
     pub method: Option<String>,
     pub tool: Option<String>,
+    /// `(method, tool name)` of every entry of a batch, in order, capped the same way.
+    pub entries: Vec<(String, Option<String>)>,
+}
+
+/// The method and (for `tools/call`) tool name of a message, capped for the log.
+fn log_label(message: &Message) -> Option<(String, Option<String>)> {
+    match message {
+        Message::Request {
+            method: m, params, ..
+        } => {
+            let tool = (m == method::TOOLS_CALL)
+                .then(|| params.as_ref().and_then(|p| p.get("name")))
+                .flatten()
+                .map(|name| match name.as_str() {
+                    Some(name) => super::log_field(name),
+                    None => "(not a string)".to_owned(),
+                });
+            Some((super::log_field(m), tool))
+        }
+        Message::Notification { method: m } => Some((super::log_field(m), None)),
+        _ => None,
+    }
 }
 
 enum State<E> {
@@ -102,6 +125,7 @@ impl<E> Exchange<E> {
             state: State::Done(reply),
             method: None,
             tool: None,
+            entries: Vec::new(),
         }
     }
 
@@ -298,6 +322,7 @@ pub fn handle<H: ToolHost>(
                 ));
             }
             let mut exchange = open(Era::Handshake, true);
+            exchange.entries = messages.iter().filter_map(log_label).collect();
             for message in messages {
                 if let Message::Request { method: m, .. } = &message {
                     if m == method::INITIALIZE {
@@ -322,18 +347,9 @@ pub fn handle<H: ToolHost>(
                 Err(reply) => return Exchange::done(reply),
             };
             let mut exchange = open(era, false);
-            if let Message::Request {
-                method: m, params, ..
-            } = &message
-            {
-                exchange.method = Some(m.clone());
-                if m == method::TOOLS_CALL {
-                    exchange.tool = params
-                        .as_ref()
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                }
+            if let (Some((m, tool)), Message::Request { .. }) = (log_label(&message), &message) {
+                exchange.method = Some(m);
+                exchange.tool = tool;
             }
             if let Era::Stateless(_) = era {
                 if let Err(error) = stateless_ladder(&message, http) {
@@ -357,6 +373,7 @@ fn open<E>(era: Era, batch: bool) -> Exchange<E> {
         },
         method: None,
         tool: None,
+        entries: Vec::new(),
     }
 }
 

@@ -68,6 +68,18 @@ pub const MAX_BATCH_MESSAGES: usize = 32;
 pub const MAX_ANSWER_BYTES: usize = 4 << 20;
 
 /// Every revision served, newest first.
+/// Longest member-chosen string (a method or tool name) a log line carries; a longer one is cut
+/// and marked, so one request cannot write megabytes into the logs.
+pub const MAX_LOG_FIELD_CHARS: usize = 128;
+
+/// `text` as a log field: at most [`MAX_LOG_FIELD_CHARS`] characters, `…` marking a cut.
+pub fn log_field(text: &str) -> String {
+    match text.char_indices().nth(MAX_LOG_FIELD_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
 pub fn supported_versions() -> Vec<&'static str> {
     STATELESS_VERSIONS
         .iter()

@@ -120,7 +120,7 @@ function assertCleanHeaders(request) {
   const h = request.headers;
   assert.equal(h.authorization, `Bearer ${CREDENTIAL}`, "the connection's credential, bearer scheme");
   const all = JSON.stringify(h);
-  assert.ok(!all.includes(grant) && !all.includes("fg1."), `no grant forwarded: ${all}`);
+  assert.ok(!all.includes(grant) && !all.includes("fg2."), `no grant forwarded: ${all}`);
   assert.ok(!all.includes(ADMIN_SECRET), `no admin secret forwarded: ${all}`);
   for (const name of ["cookie", "mcp-protocol-version", "mcp-session-id", "x-floorgate-test-clock-offset-ms", "origin"]) {
     assert.equal(h[name], undefined, `${name} is not forwarded`);
@@ -332,6 +332,46 @@ describe("execution against a recording upstream", () => {
       (e) => e instanceof McpError && e.code === -32602 && /arguments\.team: this argument is frozen/.test(e.message),
     );
     assert.deepEqual(up.take(), []);
+  });
+
+  // Issue 15 item 4: a batch re-checks the grant before each call after the first, so a member
+  // suspended while the batch runs sends nothing more upstream.
+  test("a member suspended during a batch of slow calls: the later calls never reach the upstream", async () => {
+    const member = uniqueId("mid-batch");
+    await putMember(TENANT, member, "member");
+    const { grant: batchGrant } = await issueGrant(TENANT, member, "batch");
+    up.take();
+    const calls = [1, 2, 3, 4, 5].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "call_slow", arguments: { connection: "Main" } } }));
+    const pending = post(calls, { grant: batchGrant });
+    const deadline = Date.now() + 10_000;
+    while (!up.requests.some((r) => r.path === "/v1/slow")) {
+      assert.ok(Date.now() < deadline, "the batch's first call never reached the upstream");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const suspended = await admin("POST", `tenants/${TENANT}/members/${member}/suspend`);
+    assert.equal(suspended.status, 200, suspended.text);
+    const answer = await read(await pending);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.length, 5, answer.text);
+    assert.match(answer.json[0].result.content[0].text, /no complete answer within 1500 ms/, "the first call ran (and timed out)");
+    for (const later of answer.json.slice(1)) {
+      assert.equal(later.result?.isError, true, JSON.stringify(later));
+      assert.match(later.result.content[0].text, /^not sent: this grant was revoked or its member suspended or removed while the request ran$/);
+    }
+    assert.equal(up.take().filter((r) => r.path === "/v1/slow").length, 1, "only the call before the suspension reached the upstream");
+    // Issue 15 item 9: the calls that were not sent are audited as such (rows are written after
+    // the answer, so wait for them).
+    const deadline2 = Date.now() + 5_000;
+    for (;;) {
+      const rows = (await admin("GET", `tenants/${TENANT}/executions`)).json.filter((r) => r.member === member);
+      if (rows.length === 5) {
+        assert.deepEqual(rows.map((r) => r.outcome).sort(), ["not_sent", "not_sent", "not_sent", "not_sent", "tool_error"]);
+        assert.ok(rows.every((r) => r.tool === "call_slow" && r.connection === "main"), JSON.stringify(rows));
+        break;
+      }
+      assert.ok(Date.now() < deadline2, `the audit did not show the batch's five calls: ${JSON.stringify(rows)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   });
 
   test("the audit lists the calls (tool, connection, outcome, upstream status), never arguments or credentials", async () => {

@@ -7,6 +7,7 @@ import {
   BASE, MCP_URL, ADMIN_SECRET, TENANT, DEMO_GRANT, DEMO_MEMBER, DEMO_ROLE, PAGE_SIZE, ALLOWED_ORIGIN,
   HANDSHAKE_VERSIONS, STATELESS_VERSION, REQUEST_TIMEOUT_MS,
   post, read, rpc, stateless, admin, putMember, issueGrant, assertGrantWorks, assertGrantRefused, uniqueId, walkToolPages,
+  signGrant, rosterFiles, tablesOf,
 } from "./lib.mjs";
 
 const MAX_BODY = 1 << 20;
@@ -443,8 +444,8 @@ describe("grants", () => {
 
   for (const [what, authorization] of [
     ["a malformed grant", "Bearer not-a-grant"],
-    ["a grant with a short secret", `Bearer fg1.${TENANT}.${DEMO_MEMBER}.abc123`],
-    ["a grant with a bad tenant id", `Bearer fg1.Demo!.${DEMO_MEMBER}.${"0".repeat(64)}`],
+    ["a grant with a short secret", `Bearer fg2.${TENANT}.${DEMO_MEMBER}.abc123.${"0".repeat(64)}`],
+    ["a grant with a bad tenant id", `Bearer fg2.Demo!.${DEMO_MEMBER}.${"0".repeat(64)}.${"0".repeat(64)}`],
     ["a non-Bearer scheme", `Basic ${Buffer.from("ada:pw").toString("base64")}`],
     ["an empty Bearer", "Bearer "],
   ]) {
@@ -455,16 +456,40 @@ describe("grants", () => {
     });
   }
 
-  test("an unknown grant (well-formed, right member, wrong secret) → 401", async () => {
-    await assertGrantRefused(`fg1.${TENANT}.${DEMO_MEMBER}.${"ab".repeat(32)}`, "unknown secret");
+  test("an unknown grant (signed, right member, wrong secret) → 401", async () => {
+    await assertGrantRefused(signGrant(TENANT, DEMO_MEMBER, "ab".repeat(32)), "unknown secret");
   });
 
-  test("a well-formed grant for a nonexistent member → 401", async () => {
-    await assertGrantRefused(`fg1.${TENANT}.${uniqueId("ghost")}.${"cd".repeat(32)}`, "nonexistent member");
+  test("a signed grant for a nonexistent member → 401", async () => {
+    await assertGrantRefused(signGrant(TENANT, uniqueId("ghost")), "nonexistent member");
   });
 
-  test("a well-formed grant for a nonexistent tenant → 401", async () => {
-    await assertGrantRefused(`fg1.${uniqueId("ghost-tenant")}.${DEMO_MEMBER}.${"ef".repeat(32)}`, "nonexistent tenant");
+  // Issue 15 item 5: a forged token is refused before any Durable Object is touched, so a made-up
+  // tenant name creates no storage; a retired fg1 grant is never looked up either.
+  test("a forged MAC or a retired fg1 grant for a made-up tenant → 401, and no roster storage appears", async () => {
+    const before = new Set(rosterFiles());
+    const ghost = uniqueId("ghost-tenant");
+    const signed = signGrant(ghost, DEMO_MEMBER);
+    const forged = `${signed.slice(0, -64)}${"0".repeat(64)}`;
+    for (const [token, why, reason] of [
+      [forged, "a forged MAC", /not issued by this gateway/],
+      [`fg1.${ghost}.${DEMO_MEMBER}.${"ef".repeat(32)}`, "a retired fg1 grant", /retired fg1 format; ask an administrator for a new grant/],
+      [`fg2.${uniqueId("ghost-tenant")}.${DEMO_MEMBER}.${"ef".repeat(32)}.${"12".repeat(32)}`, "another forged MAC", /not issued by this gateway/],
+    ]) {
+      const answer = await whoamiWith(token);
+      assert.equal(answer.status, 401, `${why}: ${answer.text}`);
+      assert.match(answer.json?.error ?? answer.text, reason, why);
+    }
+    const created = rosterFiles().filter((f) => !before.has(f));
+    assert.deepEqual(created, [], "no Durable Object storage for a forged or retired grant");
+  });
+
+  test("a correctly signed grant for a made-up tenant → 401, and its roster gets no tables", async () => {
+    const before = new Set(rosterFiles());
+    await assertGrantRefused(signGrant(uniqueId("ghost-tenant"), DEMO_MEMBER), "nonexistent tenant");
+    for (const file of rosterFiles().filter((f) => !before.has(f))) {
+      assert.deepEqual(await tablesOf(file), [], `a validate created tables in ${file}`);
+    }
   });
 
   test("another tenant's grant, re-addressed to this tenant → 401", async () => {
@@ -477,16 +502,23 @@ describe("grants", () => {
     const grantB = (await issueGrant(tenantB, member)).grant;
     await assertGrantWorks(grantA, tenantA, member);
     await assertGrantWorks(grantB, tenantB, member);
-    const [prefix, , m, secret] = grantA.split(".");
-    await assertGrantRefused([prefix, tenantB, m, secret].join("."), "tenant A's grant addressed to tenant B");
-    await assertGrantRefused([prefix, TENANT, m, secret].join("."), "tenant A's grant addressed to the demo tenant");
+    const [prefix, , m, secret, mac] = grantA.split(".");
+    // Moved with its MAC (the MAC check refuses it) and re-signed (the roster refuses it).
+    await assertGrantRefused([prefix, tenantB, m, secret, mac].join("."), "tenant A's grant addressed to tenant B");
+    await assertGrantRefused(signGrant(tenantB, m, secret), "tenant A's secret, re-signed for tenant B");
+    await assertGrantRefused(signGrant(TENANT, m, secret), "tenant A's secret, re-signed for the demo tenant");
   });
 
   test("a grant re-addressed to another member of its tenant → 401", async () => {
-    const [prefix, tenant, , secret] = DEMO_GRANT.split(".");
-    await assertGrantRefused([prefix, tenant, "bob", secret].join("."), "alice's secret under bob's name");
+    const [prefix, tenant, , secret, mac] = DEMO_GRANT.split(".");
+    await assertGrantRefused([prefix, tenant, "bob", secret, mac].join("."), "alice's secret and MAC under bob's name");
+    await assertGrantRefused(signGrant(tenant, "bob", secret), "alice's secret re-signed under bob's name");
   });
 });
+
+async function whoamiWith(token) {
+  return rpc("tools/call", { name: "whoami", arguments: {} }, { grant: token });
+}
 
 describe("admin API authentication", () => {
   test("the right secret with extra ASCII spaces lists members", async () => {

@@ -5,8 +5,10 @@
 //   FG_TENANT        the seeded tenant (demo)
 //   FG_PAGE_SIZE     the TOOLS_PAGE_SIZE it was started with
 //   FG_ALLOWED_ORIGIN one origin on its ALLOWED_ORIGINS list
-import { readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+//   FG_GRANT_MAC_KEY the GRANT_MAC_KEY it was started with (to sign grants for made-up names)
+//   FG_STATE_DIR     its --persist-to directory (KV and Durable Object storage)
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { randomBytes, createHmac } from "node:crypto";
 import assert from "node:assert/strict";
 
 function required(name) {
@@ -111,7 +113,7 @@ export async function putMember(tenant, member, role = "engineer") {
 export async function issueGrant(tenant, member, label = "e2e") {
   const answer = await admin("POST", `tenants/${tenant}/members/${member}/grants`, { label });
   assert.equal(answer.status, 201, `issue grant for ${tenant}/${member}: ${answer.text}`);
-  assert.match(answer.json.grant, /^fg1\.[a-z0-9-]+\.[a-z0-9-]+\.[0-9a-f]{64}$/);
+  assert.match(answer.json.grant, /^fg2\.[a-z0-9-]+\.[a-z0-9-]+\.[0-9a-f]{64}\.[0-9a-f]{64}$/);
   return answer.json;
 }
 
@@ -218,5 +220,37 @@ export async function kvPut(key, value) {
       { cwd: root, timeout: 60_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
       (error, stdout, stderr) => (error ? reject(new Error(`wrangler kv key put ${key}: ${error.message}\n${stderr}`)) : resolve(stdout)),
     );
+  });
+}
+
+/**
+ * A grant for any tenant, member and secret, signed with the server's GRANT_MAC_KEY exactly as
+ * the gateway signs the ones it issues: it passes the MAC check, so the roster decides.
+ */
+export function signGrant(tenant, member, secretHex = randomBytes(32).toString("hex")) {
+  const unsigned = `fg2.${tenant}.${member}.${secretHex}`;
+  const mac = createHmac("sha256", required("FG_GRANT_MAC_KEY")).update(unsigned).digest("hex");
+  return `${unsigned}.${mac}`;
+}
+
+/** The SQLite files of the server's Roster Durable Objects (one per object that has storage). */
+export function rosterFiles() {
+  const root = `${required("FG_STATE_DIR")}/v3/do`;
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((dir) => dir.endsWith("-Roster"))
+    .flatMap((dir) => readdirSync(`${root}/${dir}`).filter((f) => f.endsWith(".sqlite")).map((f) => `${root}/${dir}/${f}`));
+}
+
+/** The tables floorgate made in one Durable Object's SQLite file (not the platform's own; read with Node 22's node:sqlite). */
+export async function tablesOf(file) {
+  const { execFile } = await import("node:child_process");
+  const node22 = new URL("../conformance/node_modules/node/bin/node", import.meta.url).pathname;
+  const script = 'const {DatabaseSync}=require("node:sqlite");const db=new DatabaseSync(process.argv[1],{readOnly:true});' +
+    'console.log(JSON.stringify(db.prepare("SELECT name FROM sqlite_master WHERE type = \'table\'").all().map(r=>r.name)' +
+    '.filter(n=>!/^(_cf_|sqlite_|__miniflare)/.test(n))))';
+  return new Promise((resolve, reject) => {
+    execFile(node22, ["-e", script, file], { timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`reading ${file}: ${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)));
   });
 }
