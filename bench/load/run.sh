@@ -36,6 +36,7 @@ cargo build --release --quiet --bin floorgate
 FLOORGATE="${CARGO_TARGET_DIR:-target}/release/floorgate"
 
 SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 node -e '
 const fs = require("fs"), os = require("os"), zlib = require("zlib");
 const wasm = fs.readFileSync("build/index_bg.wasm");
@@ -83,7 +84,8 @@ step "starting the local upstream on 127.0.0.1:$UPSTREAM_PORT and wrangler dev o
 node bench/load/upstream.mjs "$UPSTREAM_PORT" > "$WORK/upstream.log" 2>&1 &
 UPSTREAM_PID=$!
 setsid npx wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
-  --persist-to "$WORK/state" --var "ADMIN_SECRET:$SECRET" --var ALLOW_LOOPBACK_HTTP:true \
+  --persist-to "$WORK/state" --var "ADMIN_SECRET:$SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" \
+  --var ALLOW_LOOPBACK_HTTP:true \
   --var UPSTREAM_TIMEOUT_MS:5000 --var TEST_CLOCK:enabled > "$WORK/wrangler.log" 2>&1 &
 WRANGLER_PID=$!
 for _ in $(seq 1 120); do

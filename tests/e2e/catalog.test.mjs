@@ -439,6 +439,22 @@ describe("catalog: bad documents", () => {
     assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
   });
 
+  test("a catalog too big for an isolate once prepared → 422 with the figure; the stored one is untouched", async () => {
+    const stored = await admin("GET", `tenants/${TENANT}/catalog`);
+    // The demo catalog padded with whitespace (valid JSON) past 120 MiB / 15 bytes.
+    const text = JSON.stringify(CATALOG) + " ".repeat(8_500_000);
+    const response = await fetch(`${BASE}/admin/v1/tenants/${TENANT}/catalog`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${ADMIN_SECRET}`, "Content-Type": "application/json" },
+      body: text,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const answer = await response.json();
+    assert.equal(response.status, 422, JSON.stringify(answer));
+    assert.match(answer.problems[0], /would take about 1\d\d MB of an isolate's memory, and at most 120 MB fit/);
+    assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
+  });
+
   test("a corrupt document written behind the gateway's back: the last good copy keeps serving past the TTL", async () => {
     passBound();
     const before = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
