@@ -105,13 +105,26 @@ impl Document {
     }
 
     /// The KV key the document lives under.
+    /// The tenant of a stored document's KV key (`tenant/acme/catalog` → `acme`).
+    pub fn tenant_of_key(self, key: &str) -> Option<&str> {
+        key.strip_prefix(TENANT_KEY_PREFIX)?
+            .strip_suffix(self.name())?
+            .strip_suffix('/')
+            .filter(|t| !t.is_empty() && !t.contains('/'))
+    }
+
     pub fn kv_key(self, tenant: &str) -> String {
-        format!("tenant/{tenant}/{}", self.name())
+        format!("{TENANT_KEY_PREFIX}{tenant}/{}", self.name())
     }
 }
 
 /// The KV key of the deployment's connector directory.
 pub const DIRECTORY_KEY: &str = "directory";
+/// Every tenant document's KV key starts with this.
+pub const TENANT_KEY_PREFIX: &str = "tenant/";
+/// A directory update checks at most this many tenants' stored documents against itself (two KV
+/// reads each) and says whether it left any unchecked.
+pub const MAX_TENANTS_CHECKED: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteError {
@@ -343,6 +356,13 @@ mod tests {
             Err(RouteError::BadId("tenant", _))
         ));
         assert_eq!(Document::Catalog.kv_key("acme"), "tenant/acme/catalog");
+        assert_eq!(
+            Document::Catalog.tenant_of_key("tenant/acme/catalog"),
+            Some("acme")
+        );
+        assert_eq!(Document::Catalog.tenant_of_key("tenant/acme/policy"), None);
+        assert_eq!(Document::Policy.tenant_of_key("tenant/a/b/policy"), None);
+        assert_eq!(Document::Catalog.tenant_of_key("tenant//catalog"), None);
     }
 
     #[test]

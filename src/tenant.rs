@@ -243,6 +243,35 @@ pub fn check_documents(
     })
 }
 
+/// A tenant whose stored documents a directory update makes invalid.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Invalidated {
+    pub tenant: String,
+    pub document: &'static str,
+    pub problems: Vec<String>,
+}
+
+/// The tenants (of `stored`: tenant, catalog, policy) whose documents would fail against the
+/// directory `directory_json`, each with its problems: what a directory update reports.
+pub fn tenants_invalidated<'a>(
+    directory_json: &str,
+    stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
+    rules: OriginRules,
+) -> Vec<Invalidated> {
+    stored
+        .into_iter()
+        .filter_map(|(tenant, catalog, policy)| {
+            check_documents(tenant, Some(directory_json), catalog, policy, rules)
+                .err()
+                .map(|e| Invalidated {
+                    tenant: tenant.to_owned(),
+                    document: e.document,
+                    problems: e.lines(),
+                })
+        })
+        .collect()
+}
+
 fn wrong_tenant(document: &'static str, found: &str, expected: &str) -> DocumentErrors {
     DocumentErrors {
         document,

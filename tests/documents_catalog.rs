@@ -821,3 +821,36 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
     assert!(message.contains("would take about 120 MB"), "{message}");
     assert!(message.contains("at most 120 MB fit"), "{message}");
 }
+
+/// A directory update names the tenants whose stored documents it would make invalid, with
+/// their problems (issue 15, item 11): dropping Linear breaks the demo tenant's connection.
+#[test]
+fn a_directory_update_reports_the_tenants_it_would_invalidate() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo");
+    let read = |f: &str| std::fs::read_to_string(format!("{fixtures}/{f}")).unwrap();
+    let (directory, catalog, policy) = (
+        read("directory.json"),
+        read("catalog.json"),
+        read("policy.json"),
+    );
+    let rules = floorgate::catalog::OriginRules::STORED;
+    let stored = [("acme", Some(catalog.as_str()), Some(policy.as_str()))];
+    assert!(floorgate::tenant::tenants_invalidated(&directory, stored, rules).is_empty());
+    let mut without: Value = serde_json::from_str(&directory).unwrap();
+    without["connectors"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["id"] != "linear");
+    let without = without.to_string();
+    let hit = floorgate::tenant::tenants_invalidated(&without, stored, rules);
+    assert_eq!(hit.len(), 1);
+    assert_eq!(
+        (hit[0].tenant.as_str(), hit[0].document),
+        ("acme", "catalog")
+    );
+    assert!(
+        hit[0].problems.iter().any(|p| p.contains("linear")),
+        "{:?}",
+        hit[0].problems
+    );
+}

@@ -487,6 +487,59 @@ fn invalid_document(errors: &crate::catalog::DocumentErrors) -> Result<Response>
     )
 }
 
+/// The tenants whose stored documents a just-stored directory makes invalid (they keep serving
+/// their last good copy where an isolate has one), how many were checked, and whether more
+/// tenants were left unchecked past [`admin::MAX_TENANTS_CHECKED`] (listing stops there).
+async fn tenants_invalidated(
+    env: &Env,
+    directory: &str,
+    rules: OriginRules,
+) -> Result<(Vec<crate::tenant::Invalidated>, usize, bool)> {
+    let kv = store::kv(env)?;
+    let mut tenants: Vec<String> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut more = false;
+    while tenants.len() <= admin::MAX_TENANTS_CHECKED {
+        let mut list = kv.list().prefix(admin::TENANT_KEY_PREFIX.to_owned());
+        if let Some(c) = cursor.take() {
+            list = list.cursor(c);
+        }
+        let page = list.execute().await?;
+        tenants.extend(
+            page.keys
+                .iter()
+                .filter_map(|k| Document::Catalog.tenant_of_key(&k.name))
+                .map(str::to_owned),
+        );
+        match page.cursor {
+            Some(c) if !page.list_complete => {
+                cursor = Some(c);
+                more = true;
+            }
+            _ => {
+                more = false;
+                break;
+            }
+        }
+    }
+    more |= tenants.len() > admin::MAX_TENANTS_CHECKED;
+    tenants.truncate(admin::MAX_TENANTS_CHECKED);
+    let mut stored = Vec::with_capacity(tenants.len());
+    for tenant in &tenants {
+        let catalog = kv.get(&Document::Catalog.kv_key(tenant)).text().await?;
+        let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
+        stored.push((tenant.as_str(), catalog, policy));
+    }
+    let invalidated = crate::tenant::tenants_invalidated(
+        directory,
+        stored
+            .iter()
+            .map(|(t, c, p)| (*t, c.as_deref(), p.as_deref())),
+        rules,
+    );
+    Ok((invalidated, tenants.len(), more))
+}
+
 /// Validates a tenant document together with the other stored documents it must agree with,
 /// and stores it only if the whole set is valid (the old copy stays otherwise).
 async fn put_document(
@@ -743,9 +796,12 @@ async fn serve_admin(
                     let tools: usize = directory.connectors().iter().map(|c| c.tools.len()).sum();
                     let entry = document_entry(now, "directory", text);
                     let audited = audit(env, DEPLOYMENT_AUDIT_OBJECT, entry).await;
+                    let (invalidated, checked, more) =
+                        tenants_invalidated(env, text, config.origin_rules()).await?;
                     json_response(
                         200,
-                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools, "audited": audited}),
+                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools, "audited": audited,
+                                "tenants_checked": checked, "more_tenants_unchecked": more, "invalidated": invalidated}),
                     )
                 }
                 Err(errors) => invalid_document(&errors),

@@ -439,6 +439,26 @@ describe("catalog: bad documents", () => {
     assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
   });
 
+  test("a directory update names the tenants whose stored documents it would invalidate", async () => {
+    const original = (await admin("GET", "directory")).text;
+    const without = JSON.parse(original);
+    without.connectors = without.connectors.filter((c) => c.id !== "linear");
+    try {
+      const put = await admin("PUT", "directory", without);
+      assert.equal(put.status, 200, put.text);
+      assert.ok(put.json.tenants_checked >= 1, put.text);
+      assert.equal(put.json.more_tenants_unchecked, false);
+      const hit = put.json.invalidated.find((t) => t.tenant === TENANT);
+      assert.ok(hit, `the demo tenant is reported: ${put.text}`);
+      assert.equal(hit.document, "catalog");
+      assert.ok(hit.problems.some((p) => p.includes("linear")), hit.problems.join("; "));
+    } finally {
+      const restore = await admin("PUT", "directory", JSON.parse(original));
+      assert.equal(restore.status, 200, restore.text);
+      assert.deepEqual(restore.json.invalidated, [], "the restored directory invalidates nobody");
+    }
+  });
+
   test("a catalog too big for an isolate once prepared → 422 with the figure; the stored one is untouched", async () => {
     const stored = await admin("GET", `tenants/${TENANT}/catalog`);
     // The demo catalog padded with whitespace (valid JSON) past 120 MiB / 15 bytes.
