@@ -16,6 +16,7 @@ pub mod encoding;
 pub mod metadata;
 pub mod params;
 pub mod pkce;
+pub mod token;
 
 use std::fmt;
 
