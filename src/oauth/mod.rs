@@ -11,6 +11,7 @@
 //! Protocol strings (paths, grant types, error codes) live here as named constants so that no
 //! other module spells them.
 
+pub mod authorize;
 pub mod client;
 pub mod encoding;
 pub mod metadata;
