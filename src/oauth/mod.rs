@@ -15,6 +15,7 @@ pub mod authorize;
 pub mod client;
 pub mod encoding;
 pub mod metadata;
+pub mod pages;
 pub mod params;
 pub mod pkce;
 pub mod token;
