@@ -364,7 +364,8 @@ fn a_reused_code_revokes_the_tokens_issued_from_it() {
 #[test]
 fn each_bad_code_exchange_has_its_exact_answer() {
     let mut rng = counter();
-    let cases: Vec<(Box<dyn Fn(&mut TokenRequest)>, i64, ErrorCode, &str)> = vec![
+    type Change = Box<dyn Fn(&mut TokenRequest)>;
+    let cases: Vec<(Change, i64, ErrorCode, &str)> = vec![
         (
             Box::new(|r| set_verifier(r, None)),
             T0,

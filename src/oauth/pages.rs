@@ -290,7 +290,7 @@ fn base64_std(bytes: &[u8]) -> String {
             c => c,
         })
         .collect();
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push('=');
     }
     out

@@ -71,7 +71,10 @@ pub fn products(
     };
     let mut named = Vec::new();
     seen(index, &mut named);
-    out.visible = named.into_iter().filter(|&c| visible.has_connector(c)).collect();
+    out.visible = named
+        .into_iter()
+        .filter(|&c| visible.has_connector(c))
+        .collect();
     if let Some(dir) = directory {
         let mut named = Vec::new();
         seen(&dir.index, &mut named);
