@@ -12,6 +12,7 @@ pub mod control;
 pub mod gateway;
 pub mod grant;
 pub mod mcp;
+pub mod oauth;
 pub mod outbound;
 pub mod policy;
 pub mod rank;
