@@ -890,9 +890,14 @@ fn id_text() -> BoxedStrategy<String> {
     .boxed()
 }
 
+/// The deployment key the fuzzed grants are signed with.
+fn grant_key() -> grant::GrantKey {
+    grant::GrantKey::new(Some("fuzz-grant-mac-key-0123456789abcdef")).unwrap()
+}
+
 fn tokens() -> impl Strategy<Value = String> {
     let valid = (id_text(), id_text(), any::<[u8; 32]>())
-        .prop_map(|(t, m, s)| grant::issue(&t, &m, &s).token)
+        .prop_map(|(t, m, s)| grant::issue(&t, &m, &s, &grant_key()).token)
         .boxed();
     prop_oneof![
         3 => valid.clone(),
@@ -914,13 +919,15 @@ fn is_lower_hex(s: &str) -> bool {
 #[ignore = "fuzzing: cargo test --release --test fuzz_parsers -- --ignored"]
 fn fuzz_grant_parse() {
     fuzz("grant::parse", tokens(), |token| {
-        let Ok(claim) = grant::parse(&token) else {
+        let Ok(claim) = grant::parse(&token, &grant_key()) else {
             return Ok(false);
         };
-        // A claim is exactly `fg1.<tenant>.<member>.<64 hex>` and carries the token's hash.
+        // A claim is exactly `fg2.<tenant>.<member>.<64 hex>.<64 hex MAC>` and carries the
+        // token's hash.
         let parts: Vec<&str> = token.split('.').collect();
-        prop_assert_eq!(parts.len(), 4);
-        prop_assert_eq!(parts[0], "fg1");
+        prop_assert_eq!(parts.len(), 5);
+        prop_assert_eq!(parts[0], "fg2");
+        prop_assert!(parts[4].len() == 64 && parts[4].bytes().all(|b| b.is_ascii_hexdigit()));
         prop_assert_eq!(parts[1], claim.tenant.as_str());
         prop_assert_eq!(parts[2], claim.member.as_str());
         prop_assert!(grant::valid_id(&claim.tenant) && grant::valid_id(&claim.member));
@@ -933,8 +940,8 @@ fn fuzz_grant_parse() {
         "grant::issue then grant::parse",
         ("[a-z0-9-]{1,64}", "[a-z0-9-]{1,64}", any::<[u8; 32]>()),
         |(tenant, member, secret)| {
-            let issued = grant::issue(&tenant, &member, &secret);
-            let claim = grant::parse(&issued.token)
+            let issued = grant::issue(&tenant, &member, &secret, &grant_key());
+            let claim = grant::parse(&issued.token, &grant_key())
                 .map_err(|e| TestCaseError::fail(format!("{e}: {}", issued.token)))?;
             prop_assert_eq!(claim.tenant, tenant);
             prop_assert_eq!(claim.member, member);

@@ -42,12 +42,13 @@ if [ ! -f build/index_bg.wasm ]; then
 fi
 
 SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 step "starting the stand-in upstream on 127.0.0.1:$UPSTREAM_PORT and wrangler dev on $URL"
 node bench/load/soak.mjs upstream "$UPSTREAM_PORT" > "$WORK/upstream.log" 2>&1 &
 UPSTREAM_PID=$!
 setsid npx wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
-  --persist-to "$WORK/state" --var "ADMIN_SECRET:$SECRET" --var ALLOW_LOOPBACK_HTTP:true \
-  --var "UPSTREAM_TIMEOUT_MS:$UPSTREAM_TIMEOUT_MS" > "$WORK/wrangler.log" 2>&1 &
+  --persist-to "$WORK/state" --var "ADMIN_SECRET:$SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" \
+  --var ALLOW_LOOPBACK_HTTP:true --var "UPSTREAM_TIMEOUT_MS:$UPSTREAM_TIMEOUT_MS" > "$WORK/wrangler.log" 2>&1 &
 WRANGLER_PID=$!
 for _ in $(seq 1 120); do
   curl -fsS "$URL/healthz" > /dev/null 2>&1 && break
