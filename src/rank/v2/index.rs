@@ -164,12 +164,14 @@ impl Index {
                         // Values in tool text (URLs, ids, paths) are no more a capability
                         // there than in a query.
                         for word in t.split_whitespace() {
+                            // Stop words in prose say nothing about a tool (and would make
+                            // every explanation walk every tool).
                             if !is_value_word(word, true) {
-                                terms_cached(word, compounds, &mut stems, &mut scratch);
+                                terms_cached(word, compounds, true, &mut stems, &mut scratch);
                             }
                         }
                     } else {
-                        terms_cached(t, compounds, &mut stems, &mut scratch);
+                        terms_cached(t, compounds, false, &mut stems, &mut scratch);
                     }
                 }
                 if which == field::PROSE {

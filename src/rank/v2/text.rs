@@ -78,11 +78,18 @@ impl StemCache {
 /// The stemmed tokens of a text, in order. With `compounds`, a word written as several tokens
 /// (`PagerDuty`) also gives its whole form (`pagerduty`), the way a query may spell it.
 pub fn terms(text: &str, compounds: bool, out: &mut Vec<String>) {
-    terms_cached(text, compounds, &mut StemCache::default(), out)
+    terms_cached(text, compounds, false, &mut StemCache::default(), out)
 }
 
-/// [`terms`] with a stem cache.
-pub fn terms_cached(text: &str, compounds: bool, cache: &mut StemCache, out: &mut Vec<String>) {
+/// [`terms`] with a stem cache; with `skip_stop`, stop words give no term of their own (they
+/// still join a compound: `OnCall` → `call`, `oncall`).
+pub fn terms_cached(
+    text: &str,
+    compounds: bool,
+    skip_stop: bool,
+    cache: &mut StemCache,
+    out: &mut Vec<String>,
+) {
     let mut word: Vec<String> = Vec::new();
     let mut last_end = usize::MAX;
     let flush = |word: &mut Vec<String>, out: &mut Vec<String>, cache: &mut StemCache| {
@@ -95,7 +102,9 @@ pub fn terms_cached(text: &str, compounds: bool, cache: &mut StemCache, out: &mu
         if start != last_end {
             flush(&mut word, out, cache);
         }
-        out.push(cache.stem(t));
+        if !(skip_stop && is_stop_word(t)) {
+            out.push(cache.stem(t));
+        }
         word.push(t.to_owned());
         last_end = end;
     });
