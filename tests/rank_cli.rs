@@ -254,3 +254,62 @@ fn eval_reports_the_vendor_set_and_both_halves_of_the_floor() {
         assert!(err.contains(want), "{extra:?}: {err}");
     }
 }
+
+/// `eval --livemcp`: LiveMCPBench's layout (a pool file and a tasks file in the data folder),
+/// on two tasks and three tools of our own; a hit is any tool the task used.
+#[test]
+fn eval_measures_livemcpbench_tasks_over_their_own_pool() {
+    let tools = [
+        r#"{"connector": "Office Word", "name": "convert_to_pdf", "description": "Convert a Word document to PDF.", "inputSchema": {"type": "object", "properties": {"filename": {"type": "string"}}}}"#,
+        r#"{"connector": "Weather", "name": "get_forecast", "description": "Get the weather forecast for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}"#,
+        r#"{"connector": "Mail", "name": "send_email", "description": "Send an email.", "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}"#,
+    ];
+    let tasks = [
+        r#"{"query": "Convert the quarterly document to PDF", "relevant_tools": [{"tool": "convert_to_pdf", "servers": ["Office Word"]}]}"#,
+        r#"{"query": "Translate this poem into Latin verse", "relevant_tools": [{"tool": "translate", "servers": ["Nowhere"]}]}"#,
+    ];
+    let pool = tmp("livemcptool_tools.jsonl", &tools.join("\n"));
+    tmp("livemcpbench_tasks.jsonl", &tasks.join("\n"));
+    // The data folder also needs the catalog and the dust queries for the main sets.
+    tmp(
+        "real_tools.jsonl",
+        &tools
+            .map(|t| t.replace('{', "{\"preferred\": true, "))
+            .join("\n"),
+    );
+    let dir = std::path::Path::new(&pool)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = floorgate(&[
+        "eval",
+        "--data",
+        &dir,
+        "--sets",
+        "guessed",
+        "--guessed",
+        "1",
+        "--livemcp",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("LiveMCPBench: 2 tasks"), "{text}");
+    let v2: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("LiveMCPBench"))
+        .find(|l| l.starts_with("v2 "))
+        .unwrap_or_else(|| panic!("no v2 row: {text}"))
+        .split_whitespace()
+        .collect();
+    // hit@1, hit@5, MRR@5, answered: the PDF task is found, the translation is not (and, with
+    // nothing in the pool for it, not answered).
+    assert_eq!(&v2[1..], ["0.500", "0.500", "0.500", "0.500"], "{text}");
+    let out = floorgate(&["eval", "--catalog", &pool, "--livemcp", "--sets", "guessed"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--livemcp needs --data"));
+}

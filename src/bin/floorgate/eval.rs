@@ -4,6 +4,8 @@
 //! (present), and the same pool without the gold connector (absent: any result is a wrong
 //! tool). Every ranker sees the same pools and queries, so its rows are comparable.
 
+#[path = "eval/live.rs"]
+mod live;
 #[path = "eval/report.rs"]
 mod report;
 #[path = "eval/vendor.rs"]
@@ -23,6 +25,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
 
   --data DIR        a folder with real_tools.jsonl, dust_connector_queries.jsonl and (optional)
                     vendor_evals.jsonl
+  --livemcp         also measure LiveMCPBench (DIR/livemcptool_tools.jsonl and
+                    livemcpbench_tasks.jsonl): long tasks over its own pool, every system
   --sets LIST       the sets to measure, of dust, guessed, vendor (default all; the pools of
                     each stay those of a full run)
   --vendor FILE     JSONL {\"query\", \"connector\", \"relevant_tools\"}: tool-level requests
@@ -957,6 +961,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let answers = args.switch("--answers");
     let labels: Option<String> = args.value("--labels")?;
     let vendor_file: Option<String> = args.value("--vendor")?;
+    let livemcp = args.switch("--livemcp");
     let wanted = match args.value("--sets")? {
         Some(list) => parse_sets(&list)?,
         None => SETS.to_vec(),
@@ -1101,6 +1106,10 @@ pub fn run(mut args: Args) -> Result<(), String> {
     }
     println!();
     report::print_summary(&rows, &summary, &seed_list);
+    if livemcp {
+        let dir = data.as_deref().ok_or("--livemcp needs --data DIR")?;
+        live::print(&live::measure(dir)?);
+    }
     #[cfg(not(feature = "bm25-baseline"))]
     println!("BM25 baseline: not built; run with `--features bm25-baseline`.");
     Ok(())
