@@ -4,18 +4,16 @@
 //! (present), and the same pool without the gold connector (absent: any result is a wrong
 //! tool). Every ranker sees the same pools and queries, so its rows are comparable.
 
-#[path = "eval/live.rs"]
 mod live;
-#[path = "eval/report.rs"]
+mod rankers;
 mod report;
-#[path = "eval/vendor.rs"]
 mod vendor;
+
+pub use rankers::{systems, Ours, Ranker, V2};
 
 use super::args::Args;
 use super::tools_file;
-use floorgate::rank::{
-    name_destroys, Directory, Index, Limit, Rules, SearchRequest, Subset, ToolDoc,
-};
+use floorgate::rank::{name_destroys, Limit, Rules, SearchRequest, Subset, ToolDoc};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -424,142 +422,6 @@ pub fn draw_pools(
             (present, pick)
         })
         .collect()
-}
-
-/// A ranker under evaluation: top results (name, connector) for a query over a pool.
-pub trait Ranker {
-    fn label(&self) -> String;
-    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)>;
-    /// The baseline the summary's `vs_bm25` divides by (at most one system).
-    fn baseline(&self) -> bool {
-        false
-    }
-}
-
-/// Every system the evaluation reports, in the order its rows print. Adding a ranker is one
-/// line here.
-pub fn systems(cat: &Catalog) -> Vec<Box<dyn Ranker + '_>> {
-    vec![
-        Box::new(Ours::new("shipped", cat, Rules::SHIPPED, true)),
-        Box::new(Ours::new(
-            "shipped, no directory",
-            cat,
-            Rules::SHIPPED,
-            false,
-        )),
-        Box::new(Ours::new("literal SPEC §7", cat, Rules::LITERAL, false)),
-        Box::new(V2::new(
-            "v2",
-            cat,
-            floorgate::rank::v2::Rules::SHIPPED,
-            true,
-        )),
-        #[cfg(feature = "bm25-baseline")]
-        Box::new(Bm25 { cat }),
-    ]
-}
-
-pub struct Ours {
-    pub label: String,
-    pub index: Index,
-    pub directory: Option<Directory>,
-}
-
-impl Ours {
-    pub fn new(label: &str, cat: &Catalog, rules: Rules, with_directory: bool) -> Ours {
-        Ours {
-            label: label.to_owned(),
-            index: Index::with_rules(cat.docs.clone(), rules),
-            directory: with_directory.then(|| Directory::with_rules(cat.docs.clone(), rules)),
-        }
-    }
-}
-
-impl Ranker for Ours {
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
-        let sub = Subset::from_ids(&self.index, pool.iter().copied());
-        let req = SearchRequest {
-            query,
-            limit: Limit::DEFAULT,
-            explain: false,
-            directory: self.directory.as_ref(),
-        };
-        self.index
-            .search(&req, &sub)
-            .results
-            .into_iter()
-            .map(|r| (r.name, r.connector))
-            .collect()
-    }
-}
-
-/// The v2 pipeline (`floorgate::rank::v2`) with a set of its rules.
-pub struct V2 {
-    pub label: String,
-    pub index: floorgate::rank::v2::Index,
-    pub directory: Option<floorgate::rank::v2::Directory>,
-    pub rules: floorgate::rank::v2::Rules,
-}
-
-impl V2 {
-    pub fn new(label: &str, cat: &Catalog, rules: floorgate::rank::v2::Rules, dir: bool) -> V2 {
-        use floorgate::rank::v2;
-        V2 {
-            label: label.to_owned(),
-            index: v2::Index::build(cat.docs.clone()),
-            directory: dir.then(|| v2::Directory::build(cat.docs.clone())),
-            rules,
-        }
-    }
-}
-
-impl Ranker for V2 {
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
-        use floorgate::rank::v2;
-        let visible = v2::Visible::from_ids(&self.index, pool.iter().copied());
-        let req = v2::Request {
-            directory: self.directory.as_ref(),
-            rules: self.rules,
-            ..v2::Request::new(query)
-        };
-        v2::search(&self.index, &visible, &req)
-            .results
-            .into_iter()
-            .map(|r| (r.name, r.connector))
-            .collect()
-    }
-}
-
-#[cfg(feature = "bm25-baseline")]
-pub struct Bm25<'a> {
-    pub cat: &'a Catalog,
-}
-
-#[cfg(feature = "bm25-baseline")]
-impl Ranker for Bm25<'_> {
-    fn label(&self) -> String {
-        "bm25 (tantivy)".into()
-    }
-    fn baseline(&self) -> bool {
-        true
-    }
-    fn rank(&self, query: &str, pool: &[u32]) -> Vec<(String, String)> {
-        let docs: Vec<ToolDoc> = pool
-            .iter()
-            .map(|&i| self.cat.docs[i as usize].clone())
-            .collect();
-        let ix = floorgate::rank::bm25::Bm25Index::build(&docs).expect("tantivy index");
-        ix.search(query, 5)
-            .into_iter()
-            .map(|i| (docs[i].name.clone(), docs[i].connector.clone()))
-            .collect()
-    }
 }
 
 #[derive(Default, Clone, serde::Serialize)]

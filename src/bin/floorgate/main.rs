@@ -1,18 +1,12 @@
 //! `floorgate`: the host CLI. Offline tools around the pure core (SPEC §1).
 //!
-//! Each subcommand lives in its own module under `floorgate/` (a sibling folder of this file,
-//! hence the `#[path]`s) and gets the arguments after its name; adding one is a module plus a
-//! line in [`COMMANDS`].
+//! Each subcommand lives in its own module beside this file and gets the arguments after its
+//! name; adding one is a module plus a line in [`COMMANDS`].
 
-#[path = "floorgate/args.rs"]
 mod args;
-#[path = "floorgate/eval.rs"]
 mod eval;
-#[path = "floorgate/search.rs"]
 mod search;
-#[path = "floorgate/tools_file.rs"]
 mod tools_file;
-#[path = "floorgate/validate.rs"]
 mod validate;
 
 use std::process::ExitCode;
