@@ -278,10 +278,10 @@ pub fn definition(kind: ControlOpKind) -> ToolDefinition {
     }
 }
 
-/// Result limit of `search_tools` when the caller gives none.
-pub const DEFAULT_SEARCH_LIMIT: u64 = 5;
-/// The most results `search_tools` returns.
-pub const MAX_SEARCH_LIMIT: u64 = 25;
+/// Result limit of `search_tools` when the caller gives none: the ranker's own.
+pub const DEFAULT_SEARCH_LIMIT: usize = crate::rank::Limit::DEFAULT.get();
+/// The most results `search_tools` returns: the ranker's own.
+pub const MAX_SEARCH_LIMIT: usize = crate::rank::Limit::MAX.get();
 
 /// The `search_tools` meta-tool, listed when connected tools are collapsed.
 pub fn search_tools_definition() -> ToolDefinition {
@@ -331,7 +331,8 @@ pub fn execute_tool_definition() -> ToolDefinition {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRequest {
     pub query: String,
-    pub limit: usize,
+    /// Parsed once, here, into the ranker's type.
+    pub limit: crate::rank::Limit,
     pub explain: bool,
 }
 
@@ -347,13 +348,21 @@ pub fn parse_search_tools(arguments: &Value) -> Result<SearchRequest, CallError>
             message: "must contain at least one word".into(),
         }));
     }
-    let limit = arguments
-        .get("limit")
-        .and_then(Value::as_f64)
-        .map_or(DEFAULT_SEARCH_LIMIT, |l| l as u64);
+    // The schema check above has held the limit to an integer in 1..=MAX.
+    let limit = match arguments.get("limit").and_then(Value::as_u64) {
+        None => crate::rank::Limit::DEFAULT,
+        Some(n) => {
+            crate::rank::Limit::new(usize::try_from(n).unwrap_or(usize::MAX)).map_err(|e| {
+                CallError::InvalidArguments(ArgumentError {
+                    path: "arguments.limit".into(),
+                    message: e.to_string(),
+                })
+            })?
+        }
+    };
     Ok(SearchRequest {
         query: query.to_owned(),
-        limit: limit.clamp(1, MAX_SEARCH_LIMIT) as usize,
+        limit,
         explain: arguments
             .get("explain")
             .and_then(Value::as_bool)

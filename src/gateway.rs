@@ -114,10 +114,7 @@ impl<'a> Surface<'a> {
     }
 
     fn search(&self, view: &PreparedView, request: control::SearchRequest) -> HostCall<Effect> {
-        let limit = match rank::Limit::new(request.limit) {
-            Ok(limit) => limit,
-            Err(e) => return HostCall::Done(Err(RpcError::invalid_params(e.to_string()))),
-        };
+        let limit = request.limit;
         let index = view.index();
         let query = rank::v2::Request {
             limit,

@@ -240,8 +240,15 @@ impl Limit {
         }
     }
 
-    pub fn get(self) -> usize {
+    pub const fn get(self) -> usize {
         self.0
+    }
+}
+
+/// A limit compares with a plain count (`request.limit == 25`).
+impl PartialEq<usize> for Limit {
+    fn eq(&self, other: &usize) -> bool {
+        self.0 == *other
     }
 }
 
