@@ -53,6 +53,7 @@ pub enum Rule {
     NameAnchor,
     DestructiveFloor,
     NamedFirst,
+    StrongestField,
     CoverageFirst,
     NameFocus,
 }
@@ -70,6 +71,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
     (Rule::DestructiveFloor, "destructive_floor", "(not shipped) a tool annotated destructiveHint must cover DESTRUCTIVE_FLOOR of the mass"),
     (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
+    (Rule::StrongestField, "strongest_field", "a term weighs what its strongest field gives (name over parameter over description), not their sum: a long description does not outrank a name"),
     (Rule::CoverageFirst, "coverage_first", "then the share of the mass met in the name or label: the tool named for all of what was asked before one that mentions it at length"),
     (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
 ];
@@ -367,7 +369,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         .copied()
         .filter(|&d| visible.contains(d))
         .collect();
-    let mut scored = stages::score(&rec, &masses, index, &products, &exact);
+    let mut scored = stages::score(&rec, &masses, index, &products, &exact, rules);
     let detected = rules.has(Rule::ProductDetection)
         && products.visible.is_empty()
         && !products.hidden.is_empty()
@@ -399,7 +401,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
             .zip(words.iter().zip(&masses))
             .filter(|(b, _)| **b != 0)
             .map(|(&b, (t, m))| {
-                let weight = stages::field_weight(b);
+                let weight = stages::field_weight(b, rules);
                 let name_bits = if b & index::field::NAME_EXACT != 0 {
                     b & !index::field::NAME_PREFIX
                 } else {

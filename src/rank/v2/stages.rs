@@ -17,8 +17,9 @@ pub const LABEL_WEIGHT: u32 = 2;
 pub const PARAM_WEIGHT: u32 = 2;
 pub const PROSE_WEIGHT: u32 = 1;
 
-/// w(t, d) for the fields a term matched in (a name counts once: exact, else prefix).
-pub fn field_weight(bits: u8) -> u32 {
+/// w(t, d) for the fields a term matched in (a name counts once: exact, else prefix). With rule
+/// `StrongestField` the strongest field alone, else (SPEC §7) the fields summed.
+pub fn field_weight(bits: u8, rules: Rules) -> u32 {
     let part = |f: u8, w: u32| if bits & f != 0 { w } else { 0 };
     let name = if bits & field::NAME_EXACT != 0 {
         NAME_STEM_WEIGHT + part(field::NAME_SURFACE, NAME_SURFACE_BONUS)
@@ -27,6 +28,12 @@ pub fn field_weight(bits: u8) -> u32 {
     } else {
         0
     };
+    if rules.has(Rule::StrongestField) {
+        return name
+            .max(part(field::LABEL, LABEL_WEIGHT))
+            .max(part(field::PARAM, PARAM_WEIGHT))
+            .max(part(field::PROSE, PROSE_WEIGHT));
+    }
     name + part(field::LABEL, LABEL_WEIGHT)
         + part(field::PARAM, PARAM_WEIGHT)
         + part(field::PROSE, PROSE_WEIGHT)
@@ -285,6 +292,7 @@ pub fn score(
     index: &Index,
     products: &Products,
     exact: &[DocId],
+    rules: Rules,
 ) -> Vec<Scored> {
     let total: f64 = masses.iter().map(|m| m.mass).sum();
     (0..rec.cands.len())
@@ -298,7 +306,7 @@ pub fn score(
                     named_terms += 1;
                 }
                 if *b != 0 && m.mass > 0.0 {
-                    score += m.mass * f64::from(field_weight(*b));
+                    score += m.mass * f64::from(field_weight(*b, rules));
                     covered += m.mass;
                     if b & ANCHOR_FIELDS != 0 {
                         anchored = true;
@@ -413,11 +421,23 @@ mod tests {
     #[test]
     fn field_weights_sum_with_a_name_counted_once() {
         use field::*;
-        assert_eq!(field_weight(NAME_EXACT | NAME_SURFACE), 5);
-        assert_eq!(field_weight(NAME_EXACT | NAME_PREFIX), 4);
-        assert_eq!(field_weight(NAME_PREFIX | PROSE), 4);
-        assert_eq!(field_weight(LABEL | PARAM | PROSE), 5);
-        assert_eq!(field_weight(0), 0);
+        let sum = Rules::SHIPPED.without(Rule::StrongestField);
+        assert_eq!(field_weight(NAME_EXACT | NAME_SURFACE, sum), 5);
+        assert_eq!(field_weight(NAME_EXACT | NAME_PREFIX, sum), 4);
+        assert_eq!(field_weight(NAME_PREFIX | PROSE, sum), 4);
+        assert_eq!(field_weight(LABEL | PARAM | PROSE, sum), 5);
+        assert_eq!(field_weight(0, sum), 0);
+        // Shipped: the strongest field alone; a name mentioned again in the description
+        // counts once.
+        let strongest = Rules::SHIPPED;
+        assert_eq!(
+            field_weight(NAME_EXACT | NAME_SURFACE | PROSE, strongest),
+            5
+        );
+        assert_eq!(field_weight(NAME_PREFIX | PARAM | PROSE, strongest), 3);
+        assert_eq!(field_weight(LABEL | PARAM | PROSE, strongest), 2);
+        assert_eq!(field_weight(PROSE, strongest), 1);
+        assert_eq!(field_weight(0, strongest), 0);
     }
 
     #[test]
