@@ -396,8 +396,8 @@ fn pascal_compound(word: &str) -> Option<String> {
     pascal.then(|| w.to_ascii_lowercase())
 }
 
-/// A whitespace word that names data rather than a tool.
-fn is_value_word(word: &str) -> bool {
+/// A whitespace word that names data rather than a tool (v2 adds dotted names, paths and slugs).
+pub(crate) fn is_value_word(word: &str) -> bool {
     let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
     if w.is_empty() {
         return false;

@@ -92,11 +92,6 @@ impl Label {
                 query.contains(&whole.as_str()) || parts.iter().all(|p| query.contains(&p.as_str()))
             })
     }
-
-    /// Whether a term is one of the label's words or parts.
-    pub fn has_term(&self, term: &str) -> bool {
-        self.pieces.iter().any(|p| p == term)
-    }
 }
 
 /// The prepared index over every tool of a catalog version.
@@ -254,7 +249,7 @@ impl Index {
         self.label_ids.get(text).copied()
     }
 
-    /// The connectors whose label has this piece as a word (see [`Label::has_term`]).
+    /// The connectors whose label has this piece as a word (its `pieces`).
     pub fn labels_with_piece(&self, term: &str) -> &[u32] {
         self.piece_labels.get(term).map_or(&[], Vec::as_slice)
     }

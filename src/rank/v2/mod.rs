@@ -112,9 +112,6 @@ impl Directory {
             index: Index::build(tools),
         }
     }
-    pub fn labels(&self) -> impl Iterator<Item = &str> {
-        self.index.labels().iter().map(|l| l.text.as_str())
-    }
 }
 
 /// The caller's visible part of an [`Index`].

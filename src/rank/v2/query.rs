@@ -169,47 +169,20 @@ fn words(query: &str) -> Vec<(&str, bool)> {
 
 /// A whitespace word that names data rather than a capability.
 pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
+    // URLs, e-mails, paths, numbers and ids like `SVC123`: the first ranker's shapes.
+    if crate::rank::analyze::is_value_word(word) {
+        return true;
+    }
     let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
-    if w.is_empty() {
-        return false;
-    }
-    if w.contains("://") || w.starts_with("www.") || w.contains('@') {
-        return true;
-    }
-    if w.starts_with('/') || w.starts_with("~/") || w.starts_with("./") || w.starts_with('#') {
-        return true;
-    }
-    // `shop.orders`, `report.pdf`, `api.example.com`: a dot between alphanumerics.
-    let b = w.as_bytes();
-    if b.windows(3)
-        .any(|p| p[1] == b'.' && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
-    {
-        return true;
-    }
-    // In prose, `org/project` (a slash between words) and `sentry-mcp-evals` (three or more
-    // hyphenated parts) are paths and slugs; a query of one such word is a guessed tool name.
-    if prose
-        && b.windows(3)
-            .any(|p| p[1] == b'/' && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
-    {
-        return true;
-    }
-    if prose && w.split('-').filter(|p| !p.is_empty()).count() >= 3 {
-        return true;
-    }
-    let letters = w.chars().any(char::is_alphabetic);
-    let digits = w.chars().any(char::is_numeric);
-    if digits && !letters {
-        return true;
-    }
-    // `SVC123`, `PAGS123`, `Q3`: letters and digits in one word. An identifier with its own
-    // separators or camel case (`list_v2_items`, `get2FAStatus`) is a guessed tool name.
-    if digits && letters {
-        let identifier = w.contains('_')
-            || (w.chars().any(char::is_lowercase) && w.chars().any(char::is_uppercase));
-        return !identifier;
-    }
-    false
+    let between = |sep: u8| {
+        w.as_bytes()
+            .windows(3)
+            .any(|p| p[1] == sep && p[0].is_ascii_alphanumeric() && p[2].is_ascii_alphanumeric())
+    };
+    // `shop.orders`, `report.pdf`, `api.example.com`: a dot between alphanumerics. In prose,
+    // `org/project` (a slash between words) and `sentry-mcp-evals` (three or more hyphenated
+    // parts) are paths and slugs; a query of one such word is a guessed tool name.
+    between(b'.') || prose && (between(b'/') || w.split('-').filter(|p| !p.is_empty()).count() >= 3)
 }
 
 #[cfg(test)]
