@@ -907,15 +907,18 @@ pub fn run(mut args: Args) -> Result<(), String> {
         let v1 = ablations()
             .into_iter()
             .map(|(label, rules)| Box::new(Ours::new(label, &cat, rules, true)) as Box<dyn Ranker>);
-        let v2 = floorgate::rank::v2::REGISTRY.iter().map(|(rule, name, _)| {
-            let shipped = floorgate::rank::v2::Rules::SHIPPED;
-            let (rules, label) = if shipped.has(*rule) {
-                (shipped.without(*rule), format!("v2 - {name}"))
-            } else {
-                (shipped.with(*rule), format!("v2 + {name}"))
-            };
-            Box::new(V2::new(&label, &cat, rules, true)) as Box<dyn Ranker>
-        });
+        let base = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
+        let v2 = floorgate::rank::v2::REGISTRY
+            .iter()
+            .map(move |(rule, name, _)| {
+                let shipped = floorgate::rank::v2::Rules::SHIPPED;
+                let (rules, label) = if shipped.has(*rule) {
+                    (shipped.without(*rule), format!("v2 - {name}"))
+                } else {
+                    (shipped.with(*rule), format!("v2 + {name}"))
+                };
+                Box::new(base.variant(&label, rules)) as Box<dyn Ranker>
+            });
         v1.chain(v2).collect()
     } else {
         Vec::new()

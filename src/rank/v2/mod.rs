@@ -366,15 +366,15 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         .copied()
         .filter(|&d| visible.contains(d))
         .collect();
-    let mut scored = stages::score(&rec, &masses, index, &products, &exact, rules);
     let detected = rules.has(Rule::ProductDetection)
         && products.visible.is_empty()
         && !products.hidden.is_empty()
         && exact.is_empty();
     let mut passing: Vec<stages::Scored> = Vec::new();
     let mut best_rejected: Option<(stages::Scored, Gate)> = None;
+    // Nothing is scored for a request whose product is not connected, or that has no mass.
     if !detected && (total > 0.0 || !exact.is_empty()) {
-        for s in scored.drain(..) {
+        for s in stages::score(&rec, &masses, index, &products, &exact, rules) {
             match stages::gate(&s, rules) {
                 Ok(()) => passing.push(s),
                 Err(g) => {

@@ -76,11 +76,12 @@ impl Ranker for Ours {
     }
 }
 
-/// The v2 pipeline (`floorgate::rank::v2`) with a set of its rules.
+/// The v2 pipeline (`floorgate::rank::v2`) with a set of its rules. v2's rules are chosen per
+/// query, so every variant shares one index and one directory.
 pub struct V2 {
     pub label: String,
-    pub index: floorgate::rank::v2::Index,
-    pub directory: Option<floorgate::rank::v2::Directory>,
+    pub index: std::rc::Rc<floorgate::rank::v2::Index>,
+    pub directory: Option<std::rc::Rc<floorgate::rank::v2::Directory>>,
     pub rules: floorgate::rank::v2::Rules,
 }
 
@@ -89,8 +90,18 @@ impl V2 {
         use floorgate::rank::v2;
         V2 {
             label: label.to_owned(),
-            index: v2::Index::build(cat.docs.clone()),
-            directory: dir.then(|| v2::Directory::build(cat.docs.clone())),
+            index: v2::Index::build(cat.docs.clone()).into(),
+            directory: dir.then(|| v2::Directory::build(cat.docs.clone()).into()),
+            rules,
+        }
+    }
+
+    /// The same index and directory under other rules.
+    pub fn variant(&self, label: &str, rules: floorgate::rank::v2::Rules) -> V2 {
+        V2 {
+            label: label.to_owned(),
+            index: self.index.clone(),
+            directory: self.directory.clone(),
             rules,
         }
     }
@@ -104,7 +115,7 @@ impl Ranker for V2 {
         use floorgate::rank::v2;
         let visible = v2::Visible::from_ids(&self.index, pool.iter().copied());
         let req = v2::Request {
-            directory: self.directory.as_ref(),
+            directory: self.directory.as_deref(),
             rules: self.rules,
             ..v2::Request::new(query)
         };
