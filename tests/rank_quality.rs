@@ -5,26 +5,23 @@
 use serde_json::Value;
 use std::process::Command;
 
-fn eval() -> Value {
+/// `floorgate eval --json` on the committed fixtures, seed 7, with `extra` arguments.
+fn eval(extra: &[&str]) -> Value {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval");
     let out = Command::new(env!("CARGO_BIN_EXE_floorgate"))
         .args([
             "eval",
             "--catalog",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval/catalog.jsonl"),
+            &format!("{fixtures}/catalog.jsonl"),
             "--queries",
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/fixtures/eval/dust_connector_queries.jsonl"
-            ),
+            &format!("{fixtures}/dust_connector_queries.jsonl"),
             "--labels",
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/fixtures/eval/dust_tool_labels.jsonl"
-            ),
+            &format!("{fixtures}/dust_tool_labels.jsonl"),
             "--seed",
             "7",
             "--json",
         ])
+        .args(extra)
         .output()
         .expect("run floorgate eval");
     assert!(
@@ -51,7 +48,7 @@ fn f(v: &Value, k: &str) -> f64 {
 
 #[test]
 fn shipped_rules_hold_their_figures() {
-    let v = eval();
+    let v = eval(&[]);
     let dust = figures(&v, "dust", "shipped");
     assert!(f(dust, "hit5") >= 0.845, "dust hit@5 {dust}");
     assert!(f(dust, "wrong") <= 0.01, "dust wrong-tool rate {dust}");
@@ -103,30 +100,11 @@ const DUST_WRONG_OFFERED: f64 = 0.025;
 /// removed). Figures and their meaning: docs/ranking.md.
 #[test]
 fn v2_holds_its_figures() {
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval");
-    let out = Command::new(env!("CARGO_BIN_EXE_floorgate"))
-        .args([
-            "eval",
-            "--catalog",
-            &format!("{fixtures}/catalog.jsonl"),
-            "--queries",
-            &format!("{fixtures}/dust_connector_queries.jsonl"),
-            "--labels",
-            &format!("{fixtures}/dust_tool_labels.jsonl"),
-            "--vendor",
-            &format!("{fixtures}/vendor_evals.jsonl"),
-            "--seed",
-            "7",
-            "--json",
-        ])
-        .output()
-        .expect("run floorgate eval");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let vendor_file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/eval/vendor_evals.jsonl"
     );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("eval --json prints JSON");
+    let v = eval(&["--vendor", vendor_file]);
     let vendor = figures(&v, "vendor", "v2");
     assert!(f(vendor, "hit5") >= VENDOR_HIT5, "vendor hit@5 {vendor}");
     assert!(f(vendor, "hit1") >= VENDOR_HIT1, "vendor hit@1 {vendor}");
