@@ -26,7 +26,8 @@ pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 
 
 /// Bytes a prepared tenant takes per byte of its stored documents (catalog and policy): parsed
 /// documents, one member's view and its search index. Measured: a 10,000-tool tenant of 7.2 MB
-/// peaked at ~107 MB resident on the host (ARCHITECTURE.md, known limits), so ~15.
+/// peaked at ~107 MB resident on the host with the first ranker's index (ARCHITECTURE.md, known
+/// limits), so ~15; v2's smaller index makes this an over-estimate, not re-measured.
 pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
 /// What the cache of prepared tenants may hold in one isolate (of its 128 MB).
 pub const ISOLATE_BUDGET_BYTES: usize = 120 * 1024 * 1024;
