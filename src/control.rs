@@ -4,91 +4,16 @@
 //! what can I reach, what does this tool take, which grants do I hold. Administrators also manage
 //! members and read the policy. Each operation is an ordinary tool definition filtered by role
 //! like any other, always listed individually (never behind search), and parsed here into a
-//! typed [`ControlOp`] with validated arguments. Operations that need only the member's view are
-//! answered here; those that need the member store (grants, members) are executed by the shell.
+//! typed [`ControlOp`] with validated arguments. The answers live with the member's surface
+//! (`gateway::control`): from the member's view, or as a command to the roster object.
 
 use serde_json::{json, Map, Value};
 
+use crate::call_error::CallError;
 use crate::catalog::JsonPath;
-use crate::outbound::ArgumentError;
-use crate::policy::Policy;
-use crate::resolver::{CallError, MemberView, ToolDefinition};
-
-/// The control-plane operations. Admin ones are only visible to roles that allow them by name
-/// or by a glob.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ControlOpKind {
-    Whoami,
-    ListConnectors,
-    ListConnections,
-    DescribeTool,
-    ListMyGrants,
-    RevokeMyGrant,
-    ListMembers,
-    SuspendMember,
-    ReinstateMember,
-    RemoveMember,
-    ViewPolicy,
-}
-
-impl ControlOpKind {
-    pub const ALL: [ControlOpKind; 11] = [
-        ControlOpKind::Whoami,
-        ControlOpKind::ListConnectors,
-        ControlOpKind::ListConnections,
-        ControlOpKind::DescribeTool,
-        ControlOpKind::ListMyGrants,
-        ControlOpKind::RevokeMyGrant,
-        ControlOpKind::ListMembers,
-        ControlOpKind::SuspendMember,
-        ControlOpKind::ReinstateMember,
-        ControlOpKind::RemoveMember,
-        ControlOpKind::ViewPolicy,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ControlOpKind::Whoami => "whoami",
-            ControlOpKind::ListConnectors => "list_connectors",
-            ControlOpKind::ListConnections => "list_connections",
-            ControlOpKind::DescribeTool => "describe_tool",
-            ControlOpKind::ListMyGrants => "list_my_grants",
-            ControlOpKind::RevokeMyGrant => "revoke_my_grant",
-            ControlOpKind::ListMembers => "list_members",
-            ControlOpKind::SuspendMember => "suspend_member",
-            ControlOpKind::ReinstateMember => "reinstate_member",
-            ControlOpKind::RemoveMember => "remove_member",
-            ControlOpKind::ViewPolicy => "view_policy",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<ControlOpKind> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// Operations on other members or on the tenant's policy.
-    pub fn is_admin(self) -> bool {
-        matches!(
-            self,
-            ControlOpKind::ListMembers
-                | ControlOpKind::SuspendMember
-                | ControlOpKind::ReinstateMember
-                | ControlOpKind::RemoveMember
-                | ControlOpKind::ViewPolicy
-        )
-    }
-}
-
-/// The meta-tool that ranks the caller's connected tools.
-pub const SEARCH_TOOLS: &str = "search_tools";
-/// The meta-tool that runs a connected tool by name.
-pub const EXECUTE_TOOL: &str = "execute_tool";
-
-/// Whether a name is taken by the gateway itself (a control operation or a meta-tool), so no
-/// connector may use it.
-pub fn is_reserved_tool_name(name: &str) -> bool {
-    ControlOpKind::from_name(name).is_some() || name == SEARCH_TOOLS || name == EXECUTE_TOOL
-}
+use crate::mcp::Tool;
+use crate::names::{ControlOpKind, EXECUTE_TOOL, SEARCH_TOOLS};
+use crate::schema::{check_arguments, ArgumentError};
 
 /// A control operation with its validated arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +50,7 @@ impl ControlOp {
 
     /// Validates `arguments` against the operation's schema and extracts them.
     pub fn parse(kind: ControlOpKind, arguments: &Value) -> Result<ControlOp, CallError> {
-        crate::outbound::check_arguments(&definition(kind).input_schema, arguments)?;
+        check_arguments(&definition(kind).input_schema, arguments)?;
         let text = |key: &str| -> Option<String> {
             arguments
                 .get(key)
@@ -208,7 +133,7 @@ fn one_string(name: &str, description: &str) -> Value {
 }
 
 /// The tool definition of a control operation.
-pub fn definition(kind: ControlOpKind) -> ToolDefinition {
+pub fn definition(kind: ControlOpKind) -> Tool {
     let (description, input_schema, annotations) = match kind {
         ControlOpKind::Whoami => (
             "Show who you are on this gateway: your member id, your role, your tenant, and how many connectors and tools you can use. Call this first when unsure what you have access to.",
@@ -270,11 +195,12 @@ pub fn definition(kind: ControlOpKind) -> ToolDefinition {
             annotations(true, false, true, "View the policy"),
         ),
     };
-    ToolDefinition {
+    Tool {
         name: kind.name().to_owned(),
+        title: None,
         description: description.to_owned(),
         input_schema: input_schema.into(),
-        annotations,
+        annotations: Some(Value::Object(annotations)),
     }
 }
 
@@ -284,9 +210,10 @@ pub const DEFAULT_SEARCH_LIMIT: usize = crate::rank::Limit::DEFAULT.get();
 pub const MAX_SEARCH_LIMIT: usize = crate::rank::Limit::MAX.get();
 
 /// The `search_tools` meta-tool, listed when connected tools are collapsed.
-pub fn search_tools_definition() -> ToolDefinition {
-    ToolDefinition {
+pub fn search_tools_definition() -> Tool {
+    Tool {
         name: SEARCH_TOOLS.to_owned(),
+        title: None,
         description: "Find tools of your connected accounts (Notion, GitHub, …) by keywords or by a guessed tool name, e.g. \"create github issue\" or \"list_notion_users\". Returns the matching tools with their full input schema; run one with execute_tool. An empty result means none of your connected tools matches: say so instead of guessing, or rephrase with the product's own words. Set explain to true to see why tools matched or not. Gateway operations (whoami, list_connectors, …) are listed separately and never returned here.".to_owned(),
         input_schema: json!({
             "type": "object",
@@ -299,14 +226,15 @@ pub fn search_tools_definition() -> ToolDefinition {
             "additionalProperties": false
         })
         .into(),
-        annotations: annotations(true, false, true, "Search your tools"),
+        annotations: Some(Value::Object(annotations(true, false, true, "Search your tools"))),
     }
 }
 
 /// The `execute_tool` meta-tool: runs a tool by name through the same checks as a direct call.
-pub fn execute_tool_definition() -> ToolDefinition {
-    ToolDefinition {
+pub fn execute_tool_definition() -> Tool {
+    Tool {
         name: EXECUTE_TOOL.to_owned(),
+        title: None,
         description: "Run one of your connected tools by its exact name, usually one just returned by search_tools. Pass the tool's arguments as an object matching its input schema (including `connection` when the tool lists several accounts). The result is the tool's own result.".to_owned(),
         input_schema: json!({
             "type": "object",
@@ -318,12 +246,7 @@ pub fn execute_tool_definition() -> ToolDefinition {
             "additionalProperties": false
         })
         .into(),
-        annotations: {
-            let mut a = Map::new();
-            a.insert("title".into(), Value::String("Run a tool".into()));
-            a.insert("openWorldHint".into(), Value::Bool(true));
-            a
-        },
+        annotations: Some(json!({"title": "Run a tool", "openWorldHint": true})),
     }
 }
 
@@ -337,7 +260,7 @@ pub struct SearchRequest {
 }
 
 pub fn parse_search_tools(arguments: &Value) -> Result<SearchRequest, CallError> {
-    crate::outbound::check_arguments(&search_tools_definition().input_schema, arguments)?;
+    check_arguments(&search_tools_definition().input_schema, arguments)?;
     let query = arguments
         .get("query")
         .and_then(Value::as_str)
@@ -372,7 +295,7 @@ pub fn parse_search_tools(arguments: &Value) -> Result<SearchRequest, CallError>
 
 /// `execute_tool` arguments: the inner tool's name and arguments (`{}` when absent).
 pub fn parse_execute_tool(arguments: &Value) -> Result<(String, Value), CallError> {
-    crate::outbound::check_arguments(&execute_tool_definition().input_schema, arguments)?;
+    check_arguments(&execute_tool_definition().input_schema, arguments)?;
     let name = arguments
         .get("name")
         .and_then(Value::as_str)
@@ -383,101 +306,4 @@ pub fn parse_execute_tool(arguments: &Value) -> Result<(String, Value), CallErro
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
     Ok((name, inner))
-}
-
-/// `whoami`, from the view alone; the shell may add what the member store knows (status).
-pub fn whoami(view: &MemberView) -> Value {
-    json!({
-        "member": view.member,
-        "role": view.role,
-        "tenant": view.tenant(),
-        "connectors": view.connectors().len(),
-        "connected_tools": view.tools().len(),
-        "control_operations": view.control_ops().iter().map(|op| op.name()).collect::<Vec<_>>(),
-    })
-}
-
-/// `list_connectors`: the browse stage.
-pub fn list_connectors(view: &MemberView) -> Value {
-    let connectors: Vec<Value> = view
-        .connectors()
-        .iter()
-        .map(|c| {
-            let connected = view.connections().iter().any(|k| {
-                k.connector == c.id && k.status == crate::catalog::ConnectionStatus::Active
-            });
-            json!({
-                "id": c.id,
-                "label": c.label,
-                "connected": connected,
-                "can_connect": c.connectable,
-                "tools": c.advertised_tools,
-            })
-        })
-        .collect();
-    json!({ "connectors": connectors })
-}
-
-/// `list_connections`, optionally for one connector. An invisible connector id gives an empty
-/// list, like a connector with no accounts.
-pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
-    let connections: Vec<Value> = view
-        .connections()
-        .iter()
-        .filter(|c| connector.is_none_or(|id| c.connector == id))
-        .map(|c| {
-            json!({
-                "id": c.id,
-                "connector": c.connector,
-                "label": c.label,
-                "status": c.status.as_str(),
-            })
-        })
-        .collect();
-    json!({ "connections": connections })
-}
-
-/// `describe_tool`: the full definition of a tool the member can call; anything else (unknown
-/// or withheld) gets the same error as calling it.
-pub fn describe_tool(view: &MemberView, name: &str) -> Result<Value, CallError> {
-    let definition = view
-        .definition_of(name)
-        .ok_or_else(|| CallError::UnknownTool {
-            name: name.to_owned(),
-        })?;
-    let mut out = definition.to_mcp_json();
-    if let Some(tool) = view.tool(name) {
-        out["connector"] = Value::String(tool.connector_label.clone());
-        out["connections"] = json!(tool.connection_labels);
-    }
-    Ok(out)
-}
-
-/// `view_policy`, for members whose role allows it.
-pub fn view_policy(view: &MemberView, policy: &Policy) -> Result<Value, CallError> {
-    if !view.allows_control(ControlOpKind::ViewPolicy) {
-        return Err(CallError::UnknownTool {
-            name: ControlOpKind::ViewPolicy.name().to_owned(),
-        });
-    }
-    Ok(policy.document().clone())
-}
-
-/// Answers the operations that need only the view (and the policy); `None` for the ones the
-/// shell executes against the member store.
-pub fn answer_locally(
-    view: &MemberView,
-    policy: &Policy,
-    op: &ControlOp,
-) -> Option<Result<Value, CallError>> {
-    Some(match op {
-        ControlOp::Whoami => Ok(whoami(view)),
-        ControlOp::ListConnectors => Ok(list_connectors(view)),
-        ControlOp::ListConnections { connector } => {
-            Ok(list_connections(view, connector.as_deref()))
-        }
-        ControlOp::DescribeTool { name } => describe_tool(view, name),
-        ControlOp::ViewPolicy => view_policy(view, policy),
-        _ => return None,
-    })
 }

@@ -18,12 +18,11 @@ use serde_json::Value;
 
 use crate::catalog::{
     check_schema_version, expect_array, expect_strings, is_valid_base_path, is_valid_id, kind_of,
-    parse_json, quote, read_id, Catalog, Connector, DocumentErrors, Fields, JsonPath, Problems,
-    ID_RULE,
+    parse_json, path_has_prefix, quote, read_id, Catalog, Connector, DocumentErrors, Fields,
+    JsonPath, Problems, ID_RULE,
 };
-use crate::control::ControlOpKind;
-use crate::outbound::check_value;
-use crate::resolver::CONNECTION_ARGUMENT;
+use crate::names::{ControlOpKind, CONNECTION_ARGUMENT};
+use crate::schema::check_value;
 
 /// An exact name or a glob where `*` matches any run of characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -656,18 +655,6 @@ fn parse_path_rule(
         connector: connector.id.clone(),
         prefixes: prefixes.into_iter().map(|(_, p)| p.to_owned()).collect(),
     })
-}
-
-/// Whether `path` is `prefix` or lies below it, segment by segment (`/v1/ab` is not under `/v1/a`).
-pub fn path_has_prefix(path: &str, prefix: &str) -> bool {
-    let prefix = prefix.trim_end_matches('/');
-    if prefix.is_empty() {
-        return path.is_empty() || path.starts_with('/');
-    }
-    match path.strip_prefix(prefix) {
-        Some(rest) => rest.is_empty() || rest.starts_with('/'),
-        None => false,
-    }
 }
 
 #[cfg(test)]

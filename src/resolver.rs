@@ -7,49 +7,24 @@
 //! tool that does not exist: same absence from counts and listings, same error text.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::call_error::{invalid, quote_name, CallError};
 use crate::catalog::{
     quote, Catalog, Connection, ConnectionStatus, Connector, JsonPath, Operation, ToolDef,
 };
-use crate::control::{self, ControlOp, ControlOpKind, SearchRequest, EXECUTE_TOOL, SEARCH_TOOLS};
-use crate::outbound::{check_arguments, ArgumentError};
+use crate::control::{self, ControlOp, SearchRequest};
+use crate::mcp::Tool;
+use crate::names::{ControlOpKind, CONNECTION_ARGUMENT, EXECUTE_TOOL, SEARCH_TOOLS};
 use crate::policy::{Access, Policy, UnknownRole};
 use crate::scaffold::{frozen_field_note, merged_connection_note, with_notes};
-
-/// The argument a merged tool gains to pick one of the member's visible accounts.
-pub const CONNECTION_ARGUMENT: &str = "connection";
+use crate::schema::check_arguments;
 
 /// Past this many visible tools (control operations + connected tools), connected tools are
 /// reached through `search_tools` instead of being listed.
 pub const DEFAULT_COLLAPSE_THRESHOLD: usize = 30;
-
-/// A tool as MCP lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolDefinition {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Arc<Value>,
-    pub annotations: Map<String, Value>,
-}
-
-impl ToolDefinition {
-    /// The MCP `Tool` object (`annotations` only when there are some).
-    pub fn to_mcp_json(&self) -> Value {
-        let mut tool = json!({
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        });
-        if !self.annotations.is_empty() {
-            tool["annotations"] = Value::Object(self.annotations.clone());
-        }
-        tool
-    }
-}
 
 /// A connected tool as this member sees it: scaffolding added, frozen fields removed.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,15 +40,22 @@ pub struct AdvertisedTool {
     /// Labels of the visible, active connections it runs through (sorted by codepoint); two or
     /// more make it a merged tool with a `connection` argument.
     pub connection_labels: Vec<String>,
+    /// The values the gateway's notes in `description` interpolate (frozen values, then a merged
+    /// tool's account labels): the tenant's own words for its set-up, handed to the ranker as
+    /// data so it never parses them back out of the text.
+    pub note_values: Vec<String>,
 }
 
 impl AdvertisedTool {
-    pub fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
+    /// The MCP `Tool` it is listed as (`annotations` only when there are some).
+    pub fn definition(&self) -> Tool {
+        Tool {
             name: self.name.clone(),
+            title: None,
             description: self.description.clone(),
             input_schema: self.input_schema.clone(),
-            annotations: self.annotations.clone(),
+            annotations: (!self.annotations.is_empty())
+                .then(|| Value::Object(self.annotations.clone())),
         }
     }
 
@@ -115,66 +97,6 @@ pub struct MemberView {
     control_ops: Vec<ControlOpKind>,
 }
 
-/// Why a call cannot run. Display gives a message for the caller.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallError {
-    /// Unknown or withheld — deliberately indistinguishable.
-    UnknownTool { name: String },
-    /// The arguments do not fit the advertised schema (JSON-RPC −32602).
-    InvalidArguments(ArgumentError),
-    /// A caller value conflicts with a frozen value.
-    FrozenConflict { field: String, frozen: Value },
-    /// The tool is listed but its connector declares no HTTP operation for it.
-    NoOperation { name: String },
-    /// The finished request failed the outbound checks; nothing was sent.
-    Outbound(crate::outbound::OutboundError),
-}
-
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallError::UnknownTool { name } => write!(f, "unknown tool {}", quote_name(name)),
-            CallError::InvalidArguments(error) => write!(f, "invalid arguments: {error}"),
-            CallError::FrozenConflict { field, frozen } => write!(
-                f,
-                "invalid arguments: {}: this argument is frozen to {frozen} by your tenant's policy; omit it or pass exactly that value",
-                JsonPath::root().field("arguments").field(field)
-            ),
-            CallError::NoOperation { name } => write!(
-                f,
-                "tool {} cannot run: its connector declares no HTTP operation for it",
-                quote(name)
-            ),
-            CallError::Outbound(error) => write!(f, "request refused before sending: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for CallError {}
-
-impl From<ArgumentError> for CallError {
-    fn from(error: ArgumentError) -> Self {
-        CallError::InvalidArguments(error)
-    }
-}
-
-/// Echoes a caller-supplied name, cut short so a huge name cannot bloat the error.
-fn quote_name(name: &str) -> String {
-    if name.chars().count() <= 80 {
-        quote(name)
-    } else {
-        let cut: String = name.chars().take(80).collect();
-        format!("{}…", quote(&cut))
-    }
-}
-
-fn invalid(path: &JsonPath, message: impl Into<String>) -> CallError {
-    CallError::InvalidArguments(ArgumentError {
-        path: path.as_str().to_owned(),
-        message: message.into(),
-    })
-}
-
 /// A call that passed the execute stage, ready for [`crate::outbound::build_request`].
 #[derive(Debug, Clone)]
 pub struct ResolvedCall {
@@ -203,7 +125,7 @@ pub struct Listing {
     pub collapsed: bool,
     /// V: visible control operations + visible connected tools.
     pub visible_count: usize,
-    pub tools: Vec<ToolDefinition>,
+    pub tools: Vec<Tool>,
 }
 
 impl MemberView {
@@ -317,7 +239,7 @@ impl MemberView {
     pub fn listing(&self, threshold: usize) -> Listing {
         let visible_count = self.visible_count();
         let collapsed = visible_count > threshold;
-        let mut tools: Vec<ToolDefinition> = self
+        let mut tools: Vec<Tool> = self
             .control_ops
             .iter()
             .map(|op| control::definition(*op))
@@ -336,7 +258,7 @@ impl MemberView {
     }
 
     /// The definition of any tool this member can call by name, for `describe_tool`.
-    pub fn definition_of(&self, name: &str) -> Option<ToolDefinition> {
+    pub fn definition_of(&self, name: &str) -> Option<Tool> {
         if let Some(tool) = self.tool(name) {
             return Some(tool.definition());
         }
@@ -535,6 +457,7 @@ fn advertise(
         })
         .unwrap_or_default();
     let mut notes: Vec<String> = Vec::new();
+    let mut note_values: Vec<String> = Vec::new();
     let mut noted: Vec<(&String, &Value)> = Vec::new();
     let mut all_frozen: Vec<(&String, &Value)> =
         per_connection.iter().flat_map(|m| m.iter()).collect();
@@ -543,6 +466,7 @@ fn advertise(
         if !noted.contains(&(field, value)) {
             noted.push((field, value));
             notes.push(frozen_field_note(field, value));
+            note_values.push(value.to_string());
         }
     }
     let labels: Vec<String> = usable.iter().map(|c| c.label.clone()).collect();
@@ -555,12 +479,14 @@ fn advertise(
             connector_id: connector.id.clone(),
             connector_label: connector.label.clone(),
             connection_labels: labels,
+            note_values,
         };
     }
     let mut input_schema = schema_without(&tool.input_schema, everywhere.iter());
     if labels.len() >= 2 {
         let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
         notes.push(merged_connection_note(&label_refs));
+        note_values.extend(labels.iter().cloned());
         if let Value::Object(schema) = &mut input_schema {
             let properties = schema
                 .entry("properties")
@@ -591,5 +517,6 @@ fn advertise(
         connector_id: connector.id.clone(),
         connector_label: connector.label.clone(),
         connection_labels: labels,
+        note_values,
     }
 }

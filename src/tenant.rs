@@ -15,7 +15,7 @@ use crate::mcp::Tool;
 use crate::policy::Policy;
 use crate::policy::UnknownRole;
 use crate::rank;
-use crate::resolver::{MemberView, ToolDefinition};
+use crate::resolver::MemberView;
 
 /// The deployment-wide connector directory, prepared once per version.
 pub struct Deployment {
@@ -42,6 +42,7 @@ impl Deployment {
                     description: tool.description.clone(),
                     input_schema: tool.input_schema.clone(),
                     destructive: destroys(&tool.annotations),
+                    notes: Vec::new(),
                 })
             })
             .collect();
@@ -66,7 +67,7 @@ impl PreparedView {
     fn new(view: MemberView, threshold: usize) -> PreparedView {
         let listing = view.listing(threshold);
         PreparedView {
-            listing: listing.tools.iter().map(to_mcp_tool).collect(),
+            listing: listing.tools,
             collapsed: listing.collapsed,
             visible_count: listing.visible_count,
             view,
@@ -87,6 +88,7 @@ impl PreparedView {
                         description: tool.description.clone(),
                         input_schema: tool.input_schema.clone(),
                         destructive: destroys(&tool.annotations),
+                        notes: tool.note_values.clone(),
                     })
                     .collect(),
             )
@@ -100,17 +102,6 @@ fn destroys(annotations: &serde_json::Map<String, serde_json::Value>) -> bool {
         .get("destructiveHint")
         .and_then(serde_json::Value::as_bool)
         == Some(true)
-}
-
-pub fn to_mcp_tool(definition: &ToolDefinition) -> Tool {
-    Tool {
-        name: definition.name.clone(),
-        title: None,
-        description: definition.description.clone(),
-        input_schema: definition.input_schema.clone(),
-        annotations: (!definition.annotations.is_empty())
-            .then(|| serde_json::Value::Object(definition.annotations.clone())),
-    }
 }
 
 /// A tenant's validated documents plus the views built from them so far.

@@ -2,7 +2,7 @@
 //! combine (deny wins, member overrides only narrow, frozen precedence).
 
 use floorgate::catalog::{Catalog, Directory};
-use floorgate::control::ControlOpKind;
+use floorgate::names::ControlOpKind;
 use floorgate::policy::Policy;
 use serde_json::{json, Value};
 

@@ -804,7 +804,7 @@ fn fuzz_dispatcher_on_the_demo_surface() {
     props.dedup();
     props.push("connection".into());
     names.extend(
-        floorgate::control::ControlOpKind::ALL
+        floorgate::names::ControlOpKind::ALL
             .iter()
             .map(|k| k.name().to_owned()),
     );

@@ -14,6 +14,7 @@ fn notion_tools() -> Vec<ToolDoc> {
         description: "List all users.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
+        notes: Vec::new(),
     });
     tools
 }
@@ -522,15 +523,24 @@ fn an_action_verb_alone_does_not_anchor_a_result() {
 fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
     use floorgate::scaffold::{frozen_field_note, merged_connection_note, with_notes};
     let mut pool = pool_of(&["GitHub", "Notion"]);
+    // As the resolver advertises them: the notes' text in the description, their values as data.
     for tool in &mut pool {
-        let notes = match tool.connector.as_str() {
+        let (notes, values) = match tool.connector.as_str() {
             "GitHub" if tool.name == "list_issues" => {
-                vec![frozen_field_note("owner", &serde_json::json!("acme"))]
+                let acme = serde_json::json!("acme");
+                (
+                    vec![frozen_field_note("owner", &acme)],
+                    vec![acme.to_string()],
+                )
             }
-            "Notion" => vec![merged_connection_note(&["Sales", "Ops"])],
+            "Notion" => (
+                vec![merged_connection_note(&["Sales", "Ops"])],
+                vec!["Sales".to_owned(), "Ops".to_owned()],
+            ),
             _ => continue,
         };
         tool.description = with_notes(&tool.description, &notes);
+        tool.notes = values;
     }
     pool.push(ToolDoc {
         name: "get_widget".into(),
@@ -538,6 +548,7 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
         description: "Reads one widget of the Acme catalog, as Sales sees it.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
+        notes: Vec::new(),
     });
     let index = Index::build(pool);
     let r = ask(&index, "acme", None);

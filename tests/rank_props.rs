@@ -77,6 +77,7 @@ fn tool() -> impl Strategy<Value = ToolDoc> {
                     serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}})
                         .into(),
                 destructive: false,
+                notes: Vec::new(),
             }
         })
 }
@@ -180,6 +181,7 @@ proptest! {
             description: "sync the issue".into(),
             input_schema: serde_json::json!({}).into(),
             destructive: false,
+            notes: Vec::new(),
         };
         let mut docs: Vec<ToolDoc> = names.iter().map(mk).collect();
         let sorted = docs.clone();

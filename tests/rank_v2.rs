@@ -54,6 +54,7 @@ fn the_seed_incident_is_empty_and_explained() {
         description: "List all users of the Notion workspace.".into(),
         input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
         destructive: false,
+        notes: Vec::new(),
     });
     let a = ask(&pool, "list_all_cal_com_schedules");
     assert!(a.results.is_empty(), "{:?}", names(&a));

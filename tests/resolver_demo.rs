@@ -3,10 +3,14 @@
 
 use std::sync::Arc;
 
+use floorgate::call_error::CallError;
 use floorgate::catalog::{Catalog, Directory};
 use floorgate::control::{self, ControlOp};
+use floorgate::gateway::control::{
+    describe_tool, list_connections, list_connectors, view_policy, whoami,
+};
 use floorgate::policy::Policy;
-use floorgate::resolver::{CallError, Dispatch, MemberView, DEFAULT_COLLAPSE_THRESHOLD};
+use floorgate::resolver::{Dispatch, MemberView, DEFAULT_COLLAPSE_THRESHOLD};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {
@@ -142,7 +146,7 @@ fn a_role_that_sees_everything_collapses() {
     assert!(stripe.input_schema["properties"]
         .get("connection")
         .is_none());
-    let connections = control::list_connections(&bob, Some("stripe"));
+    let connections = list_connections(&bob, Some("stripe"));
     assert_eq!(
         connections,
         json!({"connections": [
@@ -150,7 +154,7 @@ fn a_role_that_sees_everything_collapses() {
             {"id": "stripe-live", "connector": "stripe", "label": "Live", "status": "disabled"}
         ]})
     );
-    let policy = control::view_policy(&bob, &demo.policy).unwrap();
+    let policy = view_policy(&bob, &demo.policy).unwrap();
     assert_eq!(policy["tenant"], "acme");
 }
 
@@ -337,8 +341,8 @@ fn withheld_and_unknown_tools_are_indistinguishable() {
             b.replace(unknown, "NAME"),
             "{withheld} via execute_tool"
         );
-        let a = error_text(control::describe_tool(&dana, withheld));
-        let b = error_text(control::describe_tool(&dana, unknown));
+        let a = error_text(describe_tool(&dana, withheld));
+        let b = error_text(describe_tool(&dana, unknown));
         assert_eq!(
             a.replace(withheld, "NAME"),
             b.replace(unknown, "NAME"),
@@ -347,7 +351,7 @@ fn withheld_and_unknown_tools_are_indistinguishable() {
         assert!(dana.tools().iter().all(|t| t.name != withheld));
         assert!(!names(&dana, 10_000).contains(&withheld.to_owned()));
     }
-    assert!(control::view_policy(&dana, &demo.policy).is_err());
+    assert!(view_policy(&dana, &demo.policy).is_err());
 }
 
 #[test]
@@ -416,13 +420,13 @@ fn control_operations_are_filtered_by_role() {
         error_text(bob.dispatch("whoami", &json!({"x": 1}))),
         "invalid arguments: arguments.x: unknown argument (this tool takes no arguments)"
     );
-    let described = control::describe_tool(&alice, "cal_get_all_schedules").unwrap();
+    let described = describe_tool(&alice, "cal_get_all_schedules").unwrap();
     assert_eq!(described["connector"], "Cal.com");
     assert!(described["inputSchema"].is_object());
-    let whoami = control::whoami(&alice);
+    let whoami = whoami(&alice);
     assert_eq!(whoami["role"], "support");
     assert_eq!(whoami["connected_tools"], 14);
-    let connectors = control::list_connectors(&alice);
+    let connectors = list_connectors(&alice);
     assert_eq!(connectors["connectors"][1]["id"], "cal-com");
     assert_eq!(connectors["connectors"][1]["can_connect"], true);
     assert_eq!(connectors["connectors"][1]["tools"], 6);
@@ -476,14 +480,14 @@ fn adding_withheld_tools_does_not_change_a_view() {
             .listing(DEFAULT_COLLAPSE_THRESHOLD)
             .tools
             .iter()
-            .map(|t| t.to_mcp_json())
+            .map(|t| serde_json::to_value(t).unwrap())
             .collect();
         (
             listing,
             v.visible_count(),
-            control::list_connectors(v),
-            control::list_connections(v, None),
-            control::whoami(v),
+            list_connectors(v),
+            list_connections(v, None),
+            whoami(v),
             error_text(v.resolve_call("linear_get_teams", &json!({}))),
         )
     };

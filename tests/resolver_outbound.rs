@@ -9,7 +9,7 @@ use floorgate::outbound::{
     build_request, check_url, OutboundConfig, OutboundError, OutboundRequest,
 };
 use floorgate::policy::Policy;
-use floorgate::resolver::{CallError, MemberView};
+use floorgate::resolver::MemberView;
 use serde_json::{json, Value};
 
 fn tenant(origin: &str, auth: Value) -> (Arc<Catalog>, Policy) {
@@ -57,7 +57,7 @@ fn request(role: &str, tool: &str, args: Value) -> Result<OutboundRequest, Strin
     let (catalog, policy) = tenant("https://files.example", json!({"scheme": "bearer"}));
     let view = MemberView::build(catalog, &policy, "m1", role).unwrap();
     let call = view.resolve_call(tool, &args).map_err(|e| e.to_string())?;
-    build_request(&call, &OutboundConfig::default()).map_err(|e| CallError::from(e).to_string())
+    build_request(&call, &OutboundConfig::default()).map_err(|e| e.refusal())
 }
 
 fn url(args: Value) -> Result<String, String> {

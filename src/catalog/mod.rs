@@ -11,6 +11,7 @@
 mod connector;
 mod doc;
 pub mod host;
+mod origin;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,18 +19,18 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use connector::{
-    is_reserved_tool_name, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource,
-    Method, Operation, Origin, OriginRules, PathPart, Scheme, ToolDef,
+    is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource, Operation, ToolDef,
 };
 pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
+pub use origin::{path_has_prefix, Method, Origin, OriginRules, PathPart, Scheme};
 
 pub(crate) use doc::{
     check_schema_version, expect_array, expect_str, is_valid_id, parse_json, quote, read_id,
     Fields, Problems, ID_RULE,
 };
 // Shared with the policy document: string lists and the base-path rule for path prefixes.
-pub(crate) use connector::{is_loopback_host, is_valid_base_path, parse_port, split_host_port};
 pub(crate) use doc::expect_strings;
+pub(crate) use origin::{is_loopback_host, is_valid_base_path, parse_port, split_host_port};
 
 /// The deployment's connector directory: every connector this gateway offers.
 #[derive(Debug, Clone, Default)]

@@ -17,7 +17,7 @@ use worker::{
 use crate::mcp::wire::RpcError;
 use crate::mcp::CallToolResult;
 use crate::outbound::{build_request, OutboundConfig, OutboundRequest};
-use crate::resolver::{CallError, ResolvedCall};
+use crate::resolver::ResolvedCall;
 use crate::roster::{Command, Identity};
 use crate::upstream::{self, BodyReader};
 
@@ -37,7 +37,7 @@ pub async fn execute(
         },
     ) {
         Ok(request) => request,
-        Err(error) => return crate::gateway::call_error(CallError::Outbound(error)),
+        Err(error) => return Err(RpcError::invalid_params(error.refusal())),
     };
     let secret_name = match request.credential_name(&identity.tenant) {
         Ok(name) => name,

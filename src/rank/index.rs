@@ -40,6 +40,11 @@ pub struct ToolDoc {
     /// `v2::DESTRUCTIVE_FLOOR`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub destructive: bool,
+    /// The values of the gateway's notes on this tool (a merged tool's account labels, frozen
+    /// values): the tenant's own words for its set-up, which label the tool as its connector's
+    /// label does. Passed as data; the notes' text in `description` is never parsed back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn empty_schema() -> std::sync::Arc<serde_json::Value> {
@@ -371,9 +376,9 @@ impl Index {
             for &t in param.iter() {
                 ix.postings[t as usize].param.push(id);
             }
-            let notes = crate::scaffold::note_values(&doc.description);
-            if !notes.is_empty() {
-                for &t in field(&mut ix, &mut notes.into_iter(), &[], true).iter() {
+            if !doc.notes.is_empty() {
+                let mut notes = doc.notes.iter().map(String::as_str);
+                for &t in field(&mut ix, &mut notes, &[], true).iter() {
                     ix.note_terms.entry(t).or_default().push(id);
                 }
             }

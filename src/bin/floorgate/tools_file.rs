@@ -69,6 +69,7 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
         description,
         input_schema: input_schema.into(),
         destructive,
+        notes: Vec::new(),
     })
 }
 

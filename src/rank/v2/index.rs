@@ -199,7 +199,7 @@ impl Index {
             }
             // The gateway's own notes (account labels, frozen values) label a tool like its
             // connector does.
-            let mut labels = crate::scaffold::note_values(&doc.description);
+            let mut labels: Vec<&str> = doc.notes.iter().map(String::as_str).collect();
             labels.push(&doc.connector);
             add(&mut ix, &labels, true, field::LABEL);
             add(&mut ix, &schema.names, false, field::PARAM);

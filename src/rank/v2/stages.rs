@@ -403,6 +403,7 @@ mod tests {
                 "properties": {"incident": {"type": "object", "properties": {"urgency": {"type": "string"}}}}
             })),
             destructive: false,
+            notes: Vec::new(),
         }
     }
 

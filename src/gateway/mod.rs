@@ -9,14 +9,19 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use crate::control::{self, ControlOp};
+pub mod control;
+
+use crate::call_error::CallError;
+use crate::control::{ControlOp, SearchRequest};
 use crate::mcp::wire::RpcError;
 use crate::mcp::{CallToolResult, HostCall, Tool, ToolHost};
+use crate::names::ControlOpKind;
 use crate::policy::UnknownRole;
 use crate::rank;
-use crate::resolver::{CallError, Dispatch, ResolvedCall};
-use crate::roster::{Actor, Command, Identity, MemberStatus};
+use crate::resolver::{Dispatch, ResolvedCall};
+use crate::roster::{Command, Identity};
 use crate::tenant::{PreparedTenant, PreparedView};
+use control::Answer;
 
 /// I/O a call needs before it can answer.
 #[derive(Debug, Clone)]
@@ -41,9 +46,7 @@ impl<'a> Surface<'a> {
         let view = tenant.view(&identity.member, &identity.role);
         let fallback = match &view {
             Ok(_) => Vec::new(),
-            Err(_) => vec![crate::tenant::to_mcp_tool(&control::definition(
-                control::ControlOpKind::Whoami,
-            ))],
+            Err(_) => vec![crate::control::definition(ControlOpKind::Whoami)],
         };
         Surface {
             identity,
@@ -69,51 +72,19 @@ impl<'a> Surface<'a> {
     }
 
     fn control(&self, view: &PreparedView, op: ControlOp) -> HostCall<Effect> {
-        let me = self.identity.member.clone();
-        let now = self.now_ms;
-        let command = match op {
-            ControlOp::Whoami => return done_json(self.whoami(Some(view))),
-            ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
-            ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
-                id: grant_id,
-                member: Some(me.clone()),
-                now,
-                by: Actor::Member(me),
-            },
-            ControlOp::ListMembers => Command::ListMembers,
-            ControlOp::SuspendMember { member_id } => Command::SetStatus {
-                member: member_id,
-                status: MemberStatus::Suspended,
-                now,
-                by: Actor::Member(me),
-            },
-            ControlOp::ReinstateMember { member_id } => Command::SetStatus {
-                member: member_id,
-                status: MemberStatus::Active,
-                now,
-                by: Actor::Member(me),
-            },
-            ControlOp::RemoveMember { member_id } => Command::SetStatus {
-                member: member_id,
-                status: MemberStatus::Removed,
-                now,
-                by: Actor::Member(me),
-            },
-            op => {
-                return match control::answer_locally(&view.view, &self.tenant.policy, &op) {
-                    Some(Ok(value)) => done_json(value),
-                    Some(Err(error)) => HostCall::Done(call_error(error)),
-                    None => HostCall::Done(Err(RpcError::new(
-                        crate::mcp::code::INTERNAL_ERROR,
-                        "control operation has no implementation",
-                    ))),
-                }
-            }
-        };
-        HostCall::Pending(Effect::Roster(command))
+        if op == ControlOp::Whoami {
+            // The surface adds what only it knows: the grant in use, an unknown role.
+            return done_json(self.whoami(Some(view)));
+        }
+        let member = &self.identity.member;
+        match control::answer(&view.view, &self.tenant.policy, op, member, self.now_ms) {
+            Answer::Done(Ok(value)) => done_json(value),
+            Answer::Done(Err(error)) => HostCall::Done(call_error(error)),
+            Answer::Roster(command) => HostCall::Pending(Effect::Roster(command)),
+        }
     }
 
-    fn search(&self, view: &PreparedView, request: control::SearchRequest) -> HostCall<Effect> {
+    fn search(&self, view: &PreparedView, request: SearchRequest) -> HostCall<Effect> {
         let limit = request.limit;
         let index = view.index();
         let query = rank::v2::Request {
@@ -137,8 +108,7 @@ pub fn call_error(error: CallError) -> Result<CallToolResult, RpcError> {
         CallError::NoOperation { .. } => Ok(CallToolResult::error(error.to_string())),
         CallError::UnknownTool { .. }
         | CallError::InvalidArguments(_)
-        | CallError::FrozenConflict { .. }
-        | CallError::Outbound(_) => Err(RpcError::invalid_params(error.to_string())),
+        | CallError::FrozenConflict { .. } => Err(RpcError::invalid_params(error.to_string())),
     }
 }
 
@@ -154,7 +124,7 @@ impl ToolHost for Surface<'_> {
 
     fn call(&self, name: &str, arguments: Map<String, Value>) -> HostCall<Effect> {
         let Ok(view) = &self.view else {
-            if name == control::ControlOpKind::Whoami.name() {
+            if name == ControlOpKind::Whoami.name() {
                 return done_json(self.whoami(None));
             }
             return HostCall::Done(call_error(CallError::UnknownTool {

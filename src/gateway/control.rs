@@ -1,0 +1,142 @@
+//! Answering the control operations, each in one place.
+//!
+//! Their definitions and argument parsing are in [`crate::control`]; here each operation gets
+//! its answer: computed from the member's view (and the policy), or as a command for the
+//! tenant's roster object, which the shell runs and whose reply is the tool's result.
+
+use serde_json::{json, Value};
+
+use crate::call_error::CallError;
+use crate::catalog::ConnectionStatus;
+use crate::control::ControlOp;
+use crate::names::ControlOpKind;
+use crate::policy::Policy;
+use crate::resolver::MemberView;
+use crate::roster::{Actor, Command, MemberStatus};
+
+/// What a control operation comes to.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// Answered from the member's view.
+    Done(Result<Value, CallError>),
+    /// Needs the member store: the roster object runs this command.
+    Roster(Command),
+}
+
+/// The answer to `op`, called by `member` at `now_ms`.
+pub fn answer(
+    view: &MemberView,
+    policy: &Policy,
+    op: ControlOp,
+    member: &str,
+    now_ms: i64,
+) -> Answer {
+    let me = member.to_owned();
+    let now = now_ms;
+    let by = Actor::Member(me.clone());
+    let set_status = |member_id: String, status: MemberStatus| Command::SetStatus {
+        member: member_id,
+        status,
+        now,
+        by: by.clone(),
+    };
+    Answer::Roster(match op {
+        ControlOp::Whoami => return Answer::Done(Ok(whoami(view))),
+        ControlOp::ListConnectors => return Answer::Done(Ok(list_connectors(view))),
+        ControlOp::ListConnections { connector } => {
+            return Answer::Done(Ok(list_connections(view, connector.as_deref())))
+        }
+        ControlOp::DescribeTool { name } => return Answer::Done(describe_tool(view, &name)),
+        ControlOp::ViewPolicy => return Answer::Done(view_policy(view, policy)),
+        ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
+        ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
+            id: grant_id,
+            member: Some(me),
+            now,
+            by: by.clone(),
+        },
+        ControlOp::ListMembers => Command::ListMembers,
+        ControlOp::SuspendMember { member_id } => set_status(member_id, MemberStatus::Suspended),
+        ControlOp::ReinstateMember { member_id } => set_status(member_id, MemberStatus::Active),
+        ControlOp::RemoveMember { member_id } => set_status(member_id, MemberStatus::Removed),
+    })
+}
+
+/// `whoami`, from the view alone; the shell may add what the member store knows (status).
+pub fn whoami(view: &MemberView) -> Value {
+    json!({
+        "member": view.member,
+        "role": view.role,
+        "tenant": view.tenant(),
+        "connectors": view.connectors().len(),
+        "connected_tools": view.tools().len(),
+        "control_operations": view.control_ops().iter().map(|op| op.name()).collect::<Vec<_>>(),
+    })
+}
+
+/// `list_connectors`: the browse stage.
+pub fn list_connectors(view: &MemberView) -> Value {
+    let connectors: Vec<Value> = view
+        .connectors()
+        .iter()
+        .map(|c| {
+            let connected = view
+                .connections()
+                .iter()
+                .any(|k| k.connector == c.id && k.status == ConnectionStatus::Active);
+            json!({
+                "id": c.id,
+                "label": c.label,
+                "connected": connected,
+                "can_connect": c.connectable,
+                "tools": c.advertised_tools,
+            })
+        })
+        .collect();
+    json!({ "connectors": connectors })
+}
+
+/// `list_connections`, optionally for one connector. An invisible connector id gives an empty
+/// list, like a connector with no accounts.
+pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
+    let connections: Vec<Value> = view
+        .connections()
+        .iter()
+        .filter(|c| connector.is_none_or(|id| c.connector == id))
+        .map(|c| {
+            json!({
+                "id": c.id,
+                "connector": c.connector,
+                "label": c.label,
+                "status": c.status.as_str(),
+            })
+        })
+        .collect();
+    json!({ "connections": connections })
+}
+
+/// `describe_tool`: the full definition of a tool the member can call; anything else (unknown
+/// or withheld) gets the same error as calling it.
+pub fn describe_tool(view: &MemberView, name: &str) -> Result<Value, CallError> {
+    let definition = view
+        .definition_of(name)
+        .ok_or_else(|| CallError::UnknownTool {
+            name: name.to_owned(),
+        })?;
+    let mut out = serde_json::to_value(&definition).unwrap_or(Value::Null);
+    if let Some(tool) = view.tool(name) {
+        out["connector"] = Value::String(tool.connector_label.clone());
+        out["connections"] = json!(tool.connection_labels);
+    }
+    Ok(out)
+}
+
+/// `view_policy`, for members whose role allows it.
+pub fn view_policy(view: &MemberView, policy: &Policy) -> Result<Value, CallError> {
+    if !view.allows_control(ControlOpKind::ViewPolicy) {
+        return Err(CallError::UnknownTool {
+            name: ControlOpKind::ViewPolicy.name().to_owned(),
+        });
+    }
+    Ok(policy.document().clone())
+}
