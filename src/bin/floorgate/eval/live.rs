@@ -2,7 +2,9 @@
 //! task with the tools an annotator used. A task needs several tools, so a hit is any of them;
 //! the whole pool is visible and is also the directory. One pool, so no seeds.
 
-use super::{read_jsonl, systems, tools_file, Catalog, Ranker};
+use super::loading::{read_jsonl, Catalog};
+use super::rankers::{systems, Ranker};
+use crate::tools_file;
 
 /// The pool's and the tasks' file names in the data folder.
 pub const TOOLS_FILE: &str = "livemcptool_tools.jsonl";

@@ -1,7 +1,7 @@
 //! The systems under evaluation: the shipped rankers (v2, v1 and its ablations), the literal
 //! SPEC rules and the BM25 baseline, behind one trait so every set measures them alike.
 
-use super::Catalog;
+use super::loading::Catalog;
 #[cfg(feature = "bm25-baseline")]
 use floorgate::rank::ToolDoc;
 use floorgate::rank::{Directory, Index, Limit, Rules, SearchRequest, Subset};

@@ -1,7 +1,7 @@
 //! What `floorgate eval` prints: per-seed rows, the one-seed detail, and the summary (one row
 //! per set and system, mean of the seeds).
 
-use super::Figures;
+use super::measures::Figures;
 
 /// One ranker's figures on one set's pools of one seed.
 #[derive(serde::Serialize)]

@@ -1,7 +1,7 @@
 //! The vendor request set (`vendor_evals.jsonl`): requests SaaS vendors wrote for their own
 //! MCP servers' evals, each with tool-level gold.
 
-use super::{family, read_jsonl, Catalog, EvalQuery};
+use super::loading::{family, read_jsonl, Catalog, EvalQuery};
 use floorgate::tokenize::tokenize;
 use serde_json::Value;
 
