@@ -1,13 +1,23 @@
-//! The operator API's routes and request bodies, parsed once at the boundary.
+//! The operator API, sans I/O: who may call it, its routes, and what each request turns into.
 //!
-//! Every path is under `/admin/v1/` and is authenticated by the deployment's admin secret
-//! before it reaches this module. Ids are checked here so storage never sees a malformed one.
+//! Every path is under `/admin/v1/`. The shell reads the admin secret and the bearer token and
+//! asks [`authorize`]; it maps the path with [`route`], reads the bounded body and hands both to
+//! [`decide`], which parses and checks the body (roles, labels, UTF-8, documents) and returns a
+//! [`Plan`]: the roster command to send and to which object, the KV document to read, or a
+//! checked document to store. The shell performs it and renders what the plan's methods answer
+//! ([`Answer`]); every refusal is an [`AdminError`] with its status and message. Ids are checked
+//! here so storage never sees a malformed one.
 
 use serde::Deserialize;
+use serde_json::{json, Value};
 use std::fmt;
 
-use crate::grant::valid_id;
-use crate::roster::MemberStatus;
+use crate::catalog::{Directory, DocumentErrors, OriginRules};
+use crate::grant::{valid_id, GrantKey, SECRET_BYTES};
+use crate::roster::{
+    Actor, AuditEntry, Command, MemberStatus, RosterError, DEPLOYMENT_AUDIT_OBJECT,
+};
+use crate::tenant::{Invalidated, Summary};
 
 /// Shortest admin secret the API accepts: 32 bytes is 256 bits when the secret is random
 /// bytes, and still far beyond guessing when it is hex or base64 of 24 random bytes.
@@ -284,13 +294,483 @@ pub struct IssueGrantBody {
 }
 
 /// Parses a small JSON admin body with a message that names what is wrong.
-pub fn parse_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("invalid request body: {e}"))
+pub fn parse_body<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, AdminError> {
+    serde_json::from_slice(bytes).map_err(|e| AdminError::InvalidBody(e.to_string()))
 }
 
 /// A role name: what policies key their restrictions by.
 pub fn valid_role(role: &str) -> bool {
     valid_id(role)
+}
+
+/// A grant's label is cut to this many characters.
+pub const MAX_GRANT_LABEL_CHARS: usize = 100;
+/// The label of a grant issued without one.
+pub const DEFAULT_GRANT_LABEL: &str = "grant";
+/// `GET …/audit` shows the newest this many rows of each audit class.
+pub const AUDIT_ROWS_SHOWN: i64 = 200;
+/// `GET …/executions` shows the newest this many rows.
+pub const EXECUTION_ROWS_SHOWN: i64 = 100;
+/// The challenge a refused admin credential (401) carries in `WWW-Authenticate`.
+pub const CHALLENGE: &str = "Bearer realm=\"floorgate-admin\"";
+
+/// Everything the admin API refuses with: a status and a message the operator can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminError {
+    /// 503: no usable admin secret (the shell also logs it).
+    Disabled(AdminDisabled),
+    /// 401: no bearer token.
+    MissingSecret,
+    /// 401: a bearer token that is not the admin secret.
+    WrongSecret,
+    Route(RouteError),
+    /// 413: the body passed the admin limit of `limit` bytes.
+    BodyTooLarge {
+        limit: usize,
+    },
+    /// 400: the body stream failed.
+    BodyUnreadable,
+    /// 400: a JSON body that does not parse into its shape; the parser's message.
+    InvalidBody(String),
+    /// 400: a member's role that is not a valid id.
+    BadRole,
+    /// 400: a document that is not UTF-8.
+    NotUtf8,
+    /// 422: a document with problems, every one of them listed; nothing was stored.
+    InvalidDocument(DocumentErrors),
+    /// 404: no document under this KV key.
+    NothingStored(String),
+    /// 503: the grant key is unusable; the problem as the shell logged it.
+    GrantKeyUnusable(String),
+    /// 500: the platform gave no randomness for a grant's secret.
+    NoRandomness,
+    /// The roster refused the command (404, 409 or 500).
+    Roster(RosterError),
+}
+
+impl AdminError {
+    pub fn status(&self) -> u16 {
+        match self {
+            AdminError::Disabled(_) | AdminError::GrantKeyUnusable(_) => 503,
+            AdminError::MissingSecret | AdminError::WrongSecret => 401,
+            AdminError::Route(e) => e.status(),
+            AdminError::BodyTooLarge { .. } => 413,
+            AdminError::BodyUnreadable
+            | AdminError::InvalidBody(_)
+            | AdminError::BadRole
+            | AdminError::NotUtf8 => 400,
+            AdminError::InvalidDocument(_) => 422,
+            AdminError::NothingStored(_) => 404,
+            AdminError::NoRandomness => 500,
+            AdminError::Roster(e) => e.status(),
+        }
+    }
+
+    /// The `WWW-Authenticate` value of a refused credential; none for every other refusal.
+    pub fn challenge(&self) -> Option<&'static str> {
+        match self {
+            AdminError::MissingSecret | AdminError::WrongSecret => Some(CHALLENGE),
+            _ => None,
+        }
+    }
+
+    /// The answer: `{"error": message}`, and for an invalid document its name and problems.
+    pub fn answer(&self) -> Answer {
+        let body = match self {
+            AdminError::InvalidDocument(errors) => json!({
+                "error": self.to_string(), "document": errors.document, "problems": errors.lines()
+            }),
+            _ => json!({ "error": self.to_string() }),
+        };
+        Answer {
+            status: self.status(),
+            body,
+        }
+    }
+}
+
+impl fmt::Display for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdminError::Disabled(disabled) => fmt::Display::fmt(disabled, f),
+            AdminError::MissingSecret => {
+                write!(f, "unauthorized: send Authorization: Bearer <admin secret>")
+            }
+            AdminError::WrongSecret => write!(f, "unauthorized: wrong admin secret"),
+            AdminError::Route(e) => fmt::Display::fmt(e, f),
+            AdminError::BodyTooLarge { limit } => {
+                write!(f, "payload too large: the admin limit is {limit} bytes")
+            }
+            AdminError::BodyUnreadable => write!(f, "the request body could not be read"),
+            AdminError::InvalidBody(e) => write!(f, "invalid request body: {e}"),
+            AdminError::BadRole => {
+                write!(f, "role must be 1-64 lowercase letters, digits or '-'")
+            }
+            AdminError::NotUtf8 => write!(f, "the document is not valid UTF-8"),
+            AdminError::InvalidDocument(errors) => write!(
+                f,
+                "invalid {} document; nothing was stored",
+                errors.document
+            ),
+            AdminError::NothingStored(key) => write!(f, "nothing is stored at {key}"),
+            AdminError::GrantKeyUnusable(problem) => f.write_str(problem),
+            AdminError::NoRandomness => write!(f, "no randomness available to issue a grant"),
+            AdminError::Roster(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl From<RouteError> for AdminError {
+    fn from(e: RouteError) -> AdminError {
+        AdminError::Route(e)
+    }
+}
+
+impl From<AdminDisabled> for AdminError {
+    fn from(e: AdminDisabled) -> AdminError {
+        AdminError::Disabled(e)
+    }
+}
+
+/// What the shell sends back as JSON (`Cache-Control: no-store`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+/// Whether a request may use the admin API: `stored` is the deployment's admin secret,
+/// `bearer` the request's bearer token. Compared in constant time.
+pub fn authorize(stored: Option<&str>, bearer: Option<&str>) -> Result<(), AdminError> {
+    let secret = usable_admin_secret(stored)?;
+    match bearer {
+        Some(token) if crate::grant::constant_time_eq(token.as_bytes(), secret.as_bytes()) => {
+            Ok(())
+        }
+        Some(_) => Err(AdminError::WrongSecret),
+        None => Err(AdminError::MissingSecret),
+    }
+}
+
+/// What an admin request needs done, decided from its route and body alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Send `command` to the roster object named `object` (a tenant, or the deployment's
+    /// audit object); its reply is the answer ([`roster_answer`]).
+    Roster { object: String, command: Command },
+    /// Issue a grant: the shell supplies the grant key and fresh randomness
+    /// ([`GrantRequest::issue`]).
+    IssueGrant(GrantRequest),
+    /// Answer with the document stored in KV under `key`, as stored, or
+    /// [`AdminError::NothingStored`].
+    Read { key: String },
+    /// Store a parsed directory under [`DIRECTORY_KEY`], audit it, and report the tenants it
+    /// makes invalid.
+    PutDirectory(DirectoryWrite),
+    /// Check a tenant document against the stored documents it must agree with, then store
+    /// it ([`DocumentWrite::check`]).
+    PutDocument(DocumentWrite),
+}
+
+/// Decides what an authorized admin request does: parses and checks its body and builds the
+/// roster command or the write. `now_ms` stamps changes; `rules` are the deployment's origin
+/// rules for documents written now.
+pub fn decide(
+    route: Route,
+    body: &[u8],
+    now_ms: i64,
+    rules: OriginRules,
+) -> Result<Plan, AdminError> {
+    let now = now_ms;
+    let roster = |object: String, command: Command| Ok(Plan::Roster { object, command });
+    match route {
+        Route::ListMembers { tenant } => roster(tenant, Command::ListMembers),
+        Route::PutMember { tenant, member } => {
+            let parsed: PutMemberBody = parse_body(body)?;
+            if !valid_role(&parsed.role) {
+                return Err(AdminError::BadRole);
+            }
+            roster(
+                tenant,
+                Command::UpsertMember {
+                    member,
+                    role: parsed.role,
+                    now,
+                    by: Actor::Operator,
+                },
+            )
+        }
+        Route::SetStatus {
+            tenant,
+            member,
+            status,
+        } => roster(
+            tenant,
+            Command::SetStatus {
+                member,
+                status,
+                now,
+                by: Actor::Operator,
+            },
+        ),
+        Route::IssueGrant { tenant, member } => {
+            let parsed: IssueGrantBody = if body.is_empty() {
+                IssueGrantBody::default()
+            } else {
+                parse_body(body)?
+            };
+            let label = parsed
+                .label
+                .unwrap_or_else(|| DEFAULT_GRANT_LABEL.into())
+                .chars()
+                .take(MAX_GRANT_LABEL_CHARS)
+                .collect();
+            Ok(Plan::IssueGrant(GrantRequest {
+                tenant,
+                member,
+                label,
+                now,
+            }))
+        }
+        Route::ListGrants { tenant, member } => roster(tenant, Command::ListGrants { member }),
+        Route::RevokeGrant { tenant, grant } => roster(
+            tenant,
+            Command::RevokeGrant {
+                id: grant,
+                member: None,
+                now,
+                by: Actor::Operator,
+            },
+        ),
+        Route::ListAudit { tenant } => roster(
+            tenant.unwrap_or_else(|| DEPLOYMENT_AUDIT_OBJECT.to_owned()),
+            Command::ListAudit {
+                limit: AUDIT_ROWS_SHOWN,
+            },
+        ),
+        Route::ListExecutions { tenant } => roster(
+            tenant,
+            Command::ListExecutions {
+                limit: EXECUTION_ROWS_SHOWN,
+            },
+        ),
+        Route::GetDirectory => Ok(Plan::Read {
+            key: DIRECTORY_KEY.to_owned(),
+        }),
+        Route::GetDocument { tenant, document } => Ok(Plan::Read {
+            key: document.kv_key(&tenant),
+        }),
+        Route::PutDirectory => {
+            let text = utf8(body)?;
+            // Parse only: the search index is built where the directory is served.
+            let directory =
+                Directory::parse_with(&text, rules).map_err(AdminError::InvalidDocument)?;
+            Ok(Plan::PutDirectory(DirectoryWrite {
+                connectors: directory.connectors().len(),
+                tools: directory.connectors().iter().map(|c| c.tools.len()).sum(),
+                text,
+                now,
+                rules,
+            }))
+        }
+        Route::PutDocument { tenant, document } => Ok(Plan::PutDocument(DocumentWrite {
+            text: utf8(body)?,
+            tenant,
+            document,
+            now,
+            rules,
+        })),
+    }
+}
+
+fn utf8(body: &[u8]) -> Result<String, AdminError> {
+    std::str::from_utf8(body)
+        .map(str::to_owned)
+        .map_err(|_| AdminError::NotUtf8)
+}
+
+/// The answer to a roster command: its reply with 200, or the roster's refusal.
+pub fn roster_answer(reply: Result<Value, RosterError>) -> Answer {
+    match reply {
+        Ok(body) => Answer { status: 200, body },
+        Err(error) => AdminError::Roster(error).answer(),
+    }
+}
+
+/// The audit row of a document the operator stored.
+fn document_audit(now: i64, name: &str, text: &str) -> AuditEntry {
+    let detail = format!("{} bytes", text.len());
+    AuditEntry::new(now, &Actor::Operator, "document.put", name, Some(detail))
+}
+
+/// A grant to issue for a member, its label already defaulted and cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantRequest {
+    pub tenant: String,
+    pub member: String,
+    pub label: String,
+    pub now: i64,
+}
+
+impl GrantRequest {
+    /// Builds the grant from the shell's randomness and the deployment's key: the roster
+    /// command that stores its hash, and the token to show once.
+    pub fn issue(self, secret: &[u8; SECRET_BYTES], key: &GrantKey) -> GrantIssue {
+        let issued = crate::grant::issue(&self.tenant, &self.member, secret, key);
+        GrantIssue {
+            command: Command::IssueGrant {
+                member: self.member,
+                id: issued.id,
+                hash: issued.hash,
+                label: self.label,
+                now: self.now,
+                by: Actor::Operator,
+            },
+            tenant: self.tenant,
+            token: issued.token,
+        }
+    }
+}
+
+/// An issued grant waiting for its roster to store it. Holds the token: never log it.
+pub struct GrantIssue {
+    /// The roster object to send `command` to.
+    pub tenant: String,
+    pub command: Command,
+    pub token: String,
+}
+
+impl GrantIssue {
+    /// 201 with the roster's row and the token (shown once: only the hash is stored), or the
+    /// roster's refusal.
+    pub fn answer(self, reply: Result<Value, RosterError>) -> Answer {
+        match reply {
+            Ok(mut body) => {
+                body["grant"] = json!(self.token);
+                Answer { status: 201, body }
+            }
+            Err(error) => AdminError::Roster(error).answer(),
+        }
+    }
+}
+
+/// A directory that parsed under the deployment's rules, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryWrite {
+    pub text: String,
+    pub connectors: usize,
+    pub tools: usize,
+    pub now: i64,
+    pub rules: OriginRules,
+}
+
+impl DirectoryWrite {
+    /// The audit object (the deployment's) and its row.
+    pub fn audit(&self) -> (&'static str, AuditEntry) {
+        (
+            DEPLOYMENT_AUDIT_OBJECT,
+            document_audit(self.now, "directory", &self.text),
+        )
+    }
+
+    /// The tenants of `stored` (tenant, catalog, policy) whose documents this directory makes
+    /// invalid.
+    pub fn invalidated<'a>(
+        &self,
+        stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
+    ) -> Vec<Invalidated> {
+        crate::tenant::tenants_invalidated(&self.text, stored, self.rules)
+    }
+
+    /// 200 with what was stored, whether it was audited, and the tenants it invalidated of the
+    /// `checked` ones (`more`: some were left unchecked).
+    pub fn answer(
+        &self,
+        audited: bool,
+        invalidated: &[Invalidated],
+        checked: usize,
+        more: bool,
+    ) -> Answer {
+        Answer {
+            status: 200,
+            body: json!({"stored": "directory", "connectors": self.connectors, "tools": self.tools, "audited": audited,
+                         "tenants_checked": checked, "more_tenants_unchecked": more, "invalidated": invalidated}),
+        }
+    }
+}
+
+/// A tenant document (UTF-8, not yet checked) to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentWrite {
+    pub tenant: String,
+    pub document: Document,
+    pub text: String,
+    pub now: i64,
+    pub rules: OriginRules,
+}
+
+impl DocumentWrite {
+    /// The KV key of the tenant's other document, which this one must agree with.
+    pub fn sibling_key(&self) -> String {
+        let sibling = match self.document {
+            Document::Catalog => Document::Policy,
+            Document::Policy => Document::Catalog,
+        };
+        sibling.kv_key(&self.tenant)
+    }
+
+    /// Checks the document together with the stored `directory` and `sibling` (the other
+    /// tenant document); only a checked document can be stored.
+    pub fn check(
+        self,
+        directory: Option<&str>,
+        sibling: Option<&str>,
+    ) -> Result<CheckedDocument, AdminError> {
+        let text = Some(self.text.as_str());
+        let (catalog, policy) = match self.document {
+            Document::Catalog => (text, sibling),
+            Document::Policy => (sibling, text),
+        };
+        match crate::tenant::check_documents(&self.tenant, directory, catalog, policy, self.rules) {
+            Ok(summary) => Ok(CheckedDocument {
+                write: self,
+                summary,
+            }),
+            Err(errors) => Err(AdminError::InvalidDocument(errors)),
+        }
+    }
+}
+
+/// A tenant document that agrees with the stored documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedDocument {
+    pub write: DocumentWrite,
+    pub summary: Summary,
+}
+
+impl CheckedDocument {
+    /// The KV key to store it under.
+    pub fn key(&self) -> String {
+        self.write.document.kv_key(&self.write.tenant)
+    }
+
+    pub fn text(&self) -> &str {
+        &self.write.text
+    }
+
+    /// The audit object (the tenant's) and its row.
+    pub fn audit(&self) -> (&str, AuditEntry) {
+        let w = &self.write;
+        (&w.tenant, document_audit(w.now, w.document.name(), &w.text))
+    }
+
+    /// 200 with what was stored, its summary, and whether it was audited.
+    pub fn answer(&self, audited: bool) -> Answer {
+        Answer {
+            status: 200,
+            body: json!({"stored": self.write.document.name(), "summary": self.summary, "audited": audited}),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -367,7 +847,9 @@ mod tests {
 
     #[test]
     fn bodies_name_their_problem() {
-        let err = parse_body::<PutMemberBody>(br#"{"rol":"admin"}"#).unwrap_err();
+        let err = parse_body::<PutMemberBody>(br#"{"rol":"admin"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `rol`"), "{err}");
         assert_eq!(
             parse_body::<PutMemberBody>(br#"{"role":"admin"}"#)

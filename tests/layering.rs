@@ -21,7 +21,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "validated documents, grants, the ranker",
         &["catalog", "grant", "rank", "upstream"],
     ),
-    ("checks over documents", &["admin", "oauth", "schema"]),
+    ("checks over documents", &["oauth", "schema"]),
     ("refusals and restrictions", &["call_error", "policy"]),
     ("the gateway's own operations", &["control"]),
     ("the resolver", &["resolver"]),
@@ -29,7 +29,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         "what the resolver's answers become",
         &["outbound", "tenant"],
     ),
-    ("a member's surface", &["gateway"]),
+    (
+        "the surfaces: a member's, an operator's",
+        &["admin", "gateway"],
+    ),
     ("the edge shell (wasm32)", &["edge"]),
 ];
 

@@ -10,7 +10,7 @@ mod store;
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
 
-use crate::admin::{self, Document, Route};
+use crate::admin::{self, AdminError, Document, Plan};
 use crate::binding;
 use crate::catalog::OriginRules;
 use crate::gateway::{self, Effect, NotSent, Surface};
@@ -18,7 +18,7 @@ use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
-use crate::roster::{Actor, AuditEntry, Command, Identity, RosterError, DEPLOYMENT_AUDIT_OBJECT};
+use crate::roster::{AuditEntry, Command, Identity, RosterError};
 use http::{
     bearer, bounded_body, empty_response, error_response, header, json_response, unauthorized,
     with_cors,
@@ -468,32 +468,12 @@ async fn perform(
     }
 }
 
-async fn raw_document(env: &Env, key: &str) -> Result<Response> {
-    match store::kv(env)?.get(key).text().await? {
-        Some(text) => {
-            let response = Response::ok(text)?;
-            response.headers().set("Content-Type", "application/json")?;
-            Ok(response)
-        }
-        None => error_response(404, &format!("nothing is stored at {key}")),
-    }
-}
-
-/// 422 with every problem of the document, one per line with its path.
-fn invalid_document(errors: &crate::catalog::DocumentErrors) -> Result<Response> {
-    json_response(
-        422,
-        &json!({"error": format!("invalid {} document; nothing was stored", errors.document), "document": errors.document, "problems": errors.lines()}),
-    )
-}
-
 /// The tenants whose stored documents a just-stored directory makes invalid (they keep serving
 /// their last good copy where an isolate has one), how many were checked, and whether more
 /// tenants were left unchecked past [`admin::MAX_TENANTS_CHECKED`] (listing stops there).
 async fn tenants_invalidated(
     env: &Env,
-    directory: &str,
-    rules: OriginRules,
+    directory: &admin::DirectoryWrite,
 ) -> Result<(Vec<crate::tenant::Invalidated>, usize, bool)> {
     let kv = store::kv(env)?;
     let mut tenants: Vec<String> = Vec::new();
@@ -530,64 +510,12 @@ async fn tenants_invalidated(
         let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
         stored.push((tenant.as_str(), catalog, policy));
     }
-    let invalidated = crate::tenant::tenants_invalidated(
-        directory,
+    let invalidated = directory.invalidated(
         stored
             .iter()
             .map(|(t, c, p)| (*t, c.as_deref(), p.as_deref())),
-        rules,
     );
     Ok((invalidated, tenants.len(), more))
-}
-
-/// Validates a tenant document together with the other stored documents it must agree with,
-/// and stores it only if the whole set is valid (the old copy stays otherwise).
-async fn put_document(
-    env: &Env,
-    rules: OriginRules,
-    tenant: &str,
-    document: Document,
-    body: &[u8],
-    now: i64,
-) -> Result<Response> {
-    let Ok(text) = std::str::from_utf8(body) else {
-        return error_response(400, "the document is not valid UTF-8");
-    };
-    let kv = store::kv(env)?;
-    let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
-    let (catalog, policy) = match document {
-        Document::Catalog => (
-            Some(text.to_owned()),
-            kv.get(&Document::Policy.kv_key(tenant)).text().await?,
-        ),
-        Document::Policy => (
-            kv.get(&Document::Catalog.kv_key(tenant)).text().await?,
-            Some(text.to_owned()),
-        ),
-    };
-    match crate::tenant::check_documents(
-        tenant,
-        directory.as_deref(),
-        catalog.as_deref(),
-        policy.as_deref(),
-        rules,
-    ) {
-        Ok(summary) => {
-            kv.put(&document.kv_key(tenant), text)?.execute().await?;
-            let audited = audit(env, tenant, document_entry(now, document.name(), text)).await;
-            json_response(
-                200,
-                &json!({"stored": document.name(), "summary": summary, "audited": audited}),
-            )
-        }
-        Err(errors) => invalid_document(&errors),
-    }
-}
-
-/// The audit row of a document the operator stored.
-fn document_entry(now: i64, name: &str, text: &str) -> AuditEntry {
-    let detail = format!("{} bytes", text.len());
-    AuditEntry::new(now, &Actor::Operator, "document.put", name, Some(detail))
 }
 
 /// Records a change made outside the roster (a KV document) in `object`'s audit. A failure is
@@ -602,213 +530,107 @@ async fn audit(env: &Env, object: &str, entry: AuditEntry) -> bool {
     false
 }
 
-fn admin_authorized(req: &Request, env: &Env) -> std::result::Result<(), (u16, String)> {
-    let stored = env
-        .secret(binding::ADMIN_SECRET)
-        .map(|s| s.to_string())
-        .ok();
-    let secret = match admin::usable_admin_secret(stored.as_deref()) {
-        Ok(secret) => secret,
-        Err(disabled) => {
-            worker::console_error!("{disabled}");
-            return Err((503, disabled.to_string()));
-        }
-    };
-    match bearer(req) {
-        Some(token) if crate::grant::constant_time_eq(token.as_bytes(), secret.as_bytes()) => {
-            Ok(())
-        }
-        Some(_) => Err((401, "unauthorized: wrong admin secret".into())),
-        None => Err((
-            401,
-            "unauthorized: send Authorization: Bearer <admin secret>".into(),
-        )),
+/// `{"error": …}` with the refusal's status, and its challenge when it refuses the secret.
+fn refuse(error: &AdminError) -> Result<Response> {
+    let response = answer(error.answer())?;
+    if let Some(challenge) = error.challenge() {
+        response.headers().set("WWW-Authenticate", challenge)?;
     }
+    Ok(response)
 }
 
-fn roster_reply(
-    result: std::result::Result<Value, RosterError>,
-    created: bool,
-) -> Result<Response> {
-    match result {
-        Ok(value) => json_response(if created { 201 } else { 200 }, &value),
-        Err(error) => error_response(error.status(), &error.to_string()),
-    }
+fn answer(answer: admin::Answer) -> Result<Response> {
+    json_response(answer.status, &answer.body)
 }
 
+/// The operator API: the shell authenticates, reads the bounded body and performs what
+/// `admin::decide` plans.
 async fn serve_admin(
     mut req: Request,
     env: &Env,
     config: &Config,
     log: &mut LogLine,
 ) -> Result<Response> {
-    if let Err((status, message)) = admin_authorized(&req, env) {
-        log.outcome = "admin_unauthorized".into();
-        let response = error_response(status, &message)?;
-        if status == 401 {
-            response
-                .headers()
-                .set("WWW-Authenticate", "Bearer realm=\"floorgate-admin\"")?;
+    let stored = env
+        .secret(binding::ADMIN_SECRET)
+        .map(|s| s.to_string())
+        .ok();
+    if let Err(refusal) = admin::authorize(stored.as_deref(), bearer(&req).as_deref()) {
+        if let AdminError::Disabled(disabled) = &refusal {
+            worker::console_error!("{disabled}");
         }
-        return Ok(response);
+        log.outcome = "admin_unauthorized".into();
+        return refuse(&refusal);
     }
-    let method = req.method().to_string();
-    let route = match admin::route(&method, &req.path()) {
+    let route = match admin::route(req.method().as_ref(), &req.path()) {
         Ok(route) => route,
-        Err(e) => return error_response(e.status(), &e.to_string()),
+        Err(e) => return refuse(&e.into()),
     };
     let body = match bounded_body(&mut req, http::MAX_ADMIN_BODY_BYTES).await {
         Ok(body) => body,
         Err(413) => {
             let limit = http::MAX_ADMIN_BODY_BYTES;
-            return error_response(
-                413,
-                &format!("payload too large: the admin limit is {limit} bytes"),
-            );
+            return refuse(&AdminError::BodyTooLarge { limit });
         }
-        Err(status) => return error_response(status, "the request body could not be read"),
+        // `bounded_body` refuses with 413 or 400.
+        Err(_) => return refuse(&AdminError::BodyUnreadable),
     };
     log.outcome = "ok".into();
-    let now = now_ms();
-    match route {
-        Route::ListMembers { tenant } => {
-            roster_reply(roster(env, &tenant, &Command::ListMembers).await?, false)
+    match admin::decide(route, &body, now_ms(), config.origin_rules()) {
+        Ok(plan) => perform_admin(env, plan).await,
+        Err(refusal) => refuse(&refusal),
+    }
+}
+
+/// Performs an admin plan: the roster command, the KV read or write and its audit row.
+async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
+    match plan {
+        Plan::Roster { object, command } => {
+            answer(admin::roster_answer(roster(env, &object, &command).await?))
         }
-        Route::PutMember { tenant, member } => {
-            let parsed: admin::PutMemberBody = match admin::parse_body(&body) {
-                Ok(b) => b,
-                Err(e) => return error_response(400, &e),
-            };
-            if !admin::valid_role(&parsed.role) {
-                return error_response(400, "role must be 1-64 lowercase letters, digits or '-'");
-            }
-            let command = Command::UpsertMember {
-                member,
-                role: parsed.role,
-                now,
-                by: Actor::Operator,
-            };
-            roster_reply(roster(env, &tenant, &command).await?, false)
-        }
-        Route::SetStatus {
-            tenant,
-            member,
-            status,
-        } => roster_reply(
-            roster(
-                env,
-                &tenant,
-                &Command::SetStatus {
-                    member,
-                    status,
-                    now,
-                    by: Actor::Operator,
-                },
-            )
-            .await?,
-            false,
-        ),
-        Route::IssueGrant { tenant, member } => {
-            let parsed: admin::IssueGrantBody = if body.is_empty() {
-                admin::IssueGrantBody::default()
-            } else {
-                match admin::parse_body(&body) {
-                    Ok(b) => b,
-                    Err(e) => return error_response(400, &e),
-                }
-            };
+        Plan::IssueGrant(request) => {
             let key = match grant_key(env) {
                 Ok(key) => key,
-                Err(problem) => return error_response(503, &problem),
+                Err(problem) => return refuse(&AdminError::GrantKeyUnusable(problem)),
             };
             let mut secret = [0u8; crate::grant::SECRET_BYTES];
             if getrandom::getrandom(&mut secret).is_err() {
-                return error_response(500, "no randomness available to issue a grant");
+                return refuse(&AdminError::NoRandomness);
             }
-            let issued = crate::grant::issue(&tenant, &member, &secret, &key);
-            let label = parsed
-                .label
-                .unwrap_or_else(|| "grant".into())
-                .chars()
-                .take(100)
-                .collect();
-            let command = Command::IssueGrant {
-                member,
-                id: issued.id.clone(),
-                hash: issued.hash,
-                label,
-                now,
-                by: Actor::Operator,
+            let issue = request.issue(&secret, &key);
+            let reply = roster(env, &issue.tenant, &issue.command).await?;
+            answer(issue.answer(reply))
+        }
+        Plan::Read { key } => match store::kv(env)?.get(&key).text().await? {
+            Some(text) => {
+                let response = Response::ok(text)?;
+                response.headers().set("Content-Type", "application/json")?;
+                Ok(response)
+            }
+            None => refuse(&AdminError::NothingStored(key)),
+        },
+        Plan::PutDirectory(write) => {
+            store::kv(env)?
+                .put(admin::DIRECTORY_KEY, write.text.as_str())?
+                .execute()
+                .await?;
+            let (object, entry) = write.audit();
+            let audited = audit(env, object, entry).await;
+            let (invalidated, checked, more) = tenants_invalidated(env, &write).await?;
+            answer(write.answer(audited, &invalidated, checked, more))
+        }
+        Plan::PutDocument(write) => {
+            let kv = store::kv(env)?;
+            let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
+            let sibling = kv.get(&write.sibling_key()).text().await?;
+            let checked = match write.check(directory.as_deref(), sibling.as_deref()) {
+                Ok(checked) => checked,
+                Err(refusal) => return refuse(&refusal),
             };
-            match roster(env, &tenant, &command).await? {
-                Ok(mut value) => {
-                    // Shown once: only the hash is stored.
-                    value["grant"] = json!(issued.token);
-                    json_response(201, &value)
-                }
-                Err(error) => error_response(error.status(), &error.to_string()),
-            }
-        }
-        Route::ListGrants { tenant, member } => roster_reply(
-            roster(env, &tenant, &Command::ListGrants { member }).await?,
-            false,
-        ),
-        Route::RevokeGrant { tenant, grant } => roster_reply(
-            roster(
-                env,
-                &tenant,
-                &Command::RevokeGrant {
-                    id: grant,
-                    member: None,
-                    now,
-                    by: Actor::Operator,
-                },
-            )
-            .await?,
-            false,
-        ),
-        Route::ListAudit { tenant } => {
-            let object = tenant.as_deref().unwrap_or(DEPLOYMENT_AUDIT_OBJECT);
-            roster_reply(
-                roster(env, object, &Command::ListAudit { limit: 200 }).await?,
-                false,
-            )
-        }
-        Route::ListExecutions { tenant } => roster_reply(
-            roster(env, &tenant, &Command::ListExecutions { limit: 100 }).await?,
-            false,
-        ),
-        Route::GetDirectory => raw_document(env, admin::DIRECTORY_KEY).await,
-        Route::GetDocument { tenant, document } => {
-            raw_document(env, &document.kv_key(&tenant)).await
-        }
-        Route::PutDirectory => {
-            let Ok(text) = std::str::from_utf8(&body) else {
-                return error_response(400, "the document is not valid UTF-8");
-            };
-            // Parse only: the search index is built where the directory is served.
-            match crate::catalog::Directory::parse_with(text, config.origin_rules()) {
-                Ok(directory) => {
-                    store::kv(env)?
-                        .put(admin::DIRECTORY_KEY, text)?
-                        .execute()
-                        .await?;
-                    let tools: usize = directory.connectors().iter().map(|c| c.tools.len()).sum();
-                    let entry = document_entry(now, "directory", text);
-                    let audited = audit(env, DEPLOYMENT_AUDIT_OBJECT, entry).await;
-                    let (invalidated, checked, more) =
-                        tenants_invalidated(env, text, config.origin_rules()).await?;
-                    json_response(
-                        200,
-                        &json!({"stored": "directory", "connectors": directory.connectors().len(), "tools": tools, "audited": audited,
-                                "tenants_checked": checked, "more_tenants_unchecked": more, "invalidated": invalidated}),
-                    )
-                }
-                Err(errors) => invalid_document(&errors),
-            }
-        }
-        Route::PutDocument { tenant, document } => {
-            put_document(env, config.origin_rules(), &tenant, document, &body, now).await
+            kv.put(&checked.key(), checked.text())?.execute().await?;
+            let (object, entry) = checked.audit();
+            let audited = audit(env, object, entry).await;
+            answer(checked.answer(audited))
         }
     }
 }
