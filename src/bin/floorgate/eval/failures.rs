@@ -3,7 +3,7 @@
 
 use super::loading::{family, Catalog, EvalQuery};
 use super::rankers::Ours;
-use floorgate::rank::{name_destroys, Limit, SearchRequest, Subset};
+use floorgate::rank::{name_destroys, Explanation, Limit, SearchRequest, Subset};
 
 /// Prints every miss (present) and every wrong answer (absent) of `ours`, explained.
 pub fn show_failures(
@@ -65,12 +65,7 @@ pub fn show_failures(
                     .collect();
                 println!("  results: {}", top.join("; "));
                 if let Some(e) = &r.explanation {
-                    let toks: Vec<String> = e
-                        .tokens
-                        .iter()
-                        .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
-                        .collect();
-                    println!("  tokens: {}", toks.join(" "));
+                    println!("  tokens: {}", token_line(e));
                     if let Some(b) = &e.best_rejected {
                         println!(
                             "  best rejected: {} {:.2} missed {:?}",
@@ -96,13 +91,18 @@ pub fn show_failures(
                 r.results[0].coverage
             );
             if let Some(e) = &r.explanation {
-                let toks: Vec<String> = e
-                    .tokens
-                    .iter()
-                    .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
-                    .collect();
-                println!("  tokens: {}", toks.join(" "));
+                println!("  tokens: {}", token_line(e));
             }
         }
     }
+}
+
+/// Each query token with its role, document frequency and share of the mass.
+fn token_line(explanation: &Explanation) -> String {
+    let tokens: Vec<String> = explanation
+        .tokens
+        .iter()
+        .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
+        .collect();
+    tokens.join(" ")
 }
