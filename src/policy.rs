@@ -570,7 +570,12 @@ fn parse_frozen(
             continue;
         };
         matched += 1;
-        if let Err(error) = check_value(property, value, &JsonPath::root().field(field)) {
+        if let Err(error) = check_value(
+            &def.input_schema,
+            property,
+            value,
+            &JsonPath::root().field(field),
+        ) {
             problems.push(
                 &fields.path("value"),
                 format!(
