@@ -17,7 +17,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -203,6 +203,7 @@ for suite in "${SUITES[@]}"; do
     conformance) run_conformance ;;
     catalog) run_node_suite catalog tests/e2e/catalog.test.mjs ;;
     execution) run_node_suite execution tests/e2e/execution.test.mjs ;;
+    oauth) run_node_suite oauth tests/e2e/oauth.test.mjs ;;
   esac
 done
 

@@ -14,6 +14,7 @@ use std::fmt;
 
 use crate::catalog::{Directory, DocumentErrors, OriginRules};
 use crate::grant::{valid_id, GrantKey, SECRET_BYTES};
+use crate::oauth::command::OAuthReply;
 use crate::roster::{
     Actor, AuditEntry, Command, MemberStatus, RosterError, DEPLOYMENT_AUDIT_OBJECT,
 };
@@ -69,6 +70,11 @@ pub enum Route {
         status: MemberStatus,
     },
     IssueGrant {
+        tenant: String,
+        member: String,
+    },
+    /// A one-time code a member signs in with on the OAuth sign-in page.
+    IssueSignIn {
         tenant: String,
         member: String,
     },
@@ -234,6 +240,13 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
                 _ => Err(RouteError::MethodNotAllowed("GET or POST")),
             }
         }
+        ["tenants", t, "members", m, "sign-in-codes"] => only(
+            "POST",
+            Route::IssueSignIn {
+                tenant: id("tenant", t)?,
+                member: id("member", m)?,
+            },
+        ),
         ["tenants", t, "grants"] => only(
             "GET",
             Route::ListGrants {
@@ -461,6 +474,13 @@ pub enum Plan {
     /// Issue a grant: the shell supplies the grant key and fresh randomness
     /// ([`GrantRequest::issue`]).
     IssueGrant(GrantRequest),
+    /// Issue a sign-in code for an active member: the shell supplies the randomness and sends
+    /// [`crate::oauth::command::OAuthCommand::IssueSignIn`]; [`sign_in_answer`] reads the reply.
+    IssueSignIn {
+        tenant: String,
+        member: String,
+        now: i64,
+    },
     /// Answer with the document stored in KV under `key`, as stored, or
     /// [`AdminError::NothingStored`].
     Read { key: String },
@@ -532,6 +552,11 @@ pub fn decide(
                 now,
             }))
         }
+        Route::IssueSignIn { tenant, member } => Ok(Plan::IssueSignIn {
+            tenant,
+            member,
+            now,
+        }),
         Route::ListGrants { tenant, member } => roster(tenant, Command::ListGrants { member }),
         Route::RevokeGrant { tenant, grant } => roster(
             tenant,
@@ -651,6 +676,32 @@ impl GrantIssue {
             }
             Err(error) => AdminError::Roster(error).answer(),
         }
+    }
+}
+
+/// The answer to an issued sign-in code: the code, shown once, and when it expires.
+pub fn sign_in_answer(member: &str, reply: OAuthReply) -> Answer {
+    match reply {
+        OAuthReply::SignInIssued { code, expires_at } => Answer {
+            status: 201,
+            body: json!({
+                "member": member,
+                "code": code,
+                "expires_at": expires_at,
+                "note": "shown once: the member pastes it on the sign-in page their MCP client opens; it works once, for 15 minutes",
+            }),
+        },
+        OAuthReply::MemberNotActive { member } => {
+            AdminError::Roster(RosterError::MemberNotActive(member)).answer()
+        }
+        OAuthReply::Refused { error } => Answer {
+            status: 500,
+            body: json!({ "error": format!("the sign-in code was not issued: {}", error.description) }),
+        },
+        _ => Answer {
+            status: 500,
+            body: json!({ "error": "the sign-in code was not issued: the roster answered something else" }),
+        },
     }
 }
 

@@ -14,9 +14,11 @@ pub const COLLAPSE_THRESHOLD: &str = "COLLAPSE_THRESHOLD";
 pub const ALLOW_LOOPBACK_HTTP: &str = "ALLOW_LOOPBACK_HTTP";
 pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 pub const TEST_CLOCK: &str = "TEST_CLOCK";
+/// The origin clients use, when the gateway sits behind a proxy (OAuth issuer and resource).
+pub const PUBLIC_ORIGIN: &str = "PUBLIC_ORIGIN";
 
 /// Every name above: never a connection's credential.
-pub const RESERVED: [&str; 10] = [
+pub const RESERVED: [&str; 11] = [
     ADMIN_SECRET,
     GRANT_MAC_KEY,
     KV,
@@ -27,6 +29,7 @@ pub const RESERVED: [&str; 10] = [
     ALLOW_LOOPBACK_HTTP,
     UPSTREAM_TIMEOUT_MS,
     TEST_CLOCK,
+    PUBLIC_ORIGIN,
 ];
 
 /// Whether `name` is one of the gateway's own bindings (compared without case, so a

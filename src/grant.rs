@@ -214,6 +214,15 @@ pub fn hash_token(token: &str) -> String {
     hex(&Sha256::digest(token.as_bytes()))
 }
 
+/// Whether `text` has the shape of a grant (current or retired), so a sign-in form can tell a
+/// pasted grant from a sign-in code before checking either.
+pub fn looks_like_grant(text: &str) -> bool {
+    [PREFIX, RETIRED_PREFIX].iter().any(|prefix| {
+        text.strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
 /// The token of an `Authorization: Bearer <token>` value. Only ASCII spaces around the token
 /// are dropped: any other character (a tab, a non-breaking space) is part of what is compared,
 /// so two different header values never pass as the same secret.

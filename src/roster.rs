@@ -134,6 +134,10 @@ pub struct GrantInfo {
     pub created_at: i64,
     pub revoked_at: Option<i64>,
     pub revoked_reason: Option<String>,
+    /// For a client's OAuth authorization (a token family): the client's name. Static grants
+    /// have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// Who made a change: the operator (admin API) or a member (a control operation over MCP).

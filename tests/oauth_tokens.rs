@@ -2,6 +2,9 @@
 //! codes are single-use, refresh tokens rotate and a spent one revokes its family, and a
 //! member's suspension or removal revokes their tokens inside the status change itself.
 
+use floorgate::oauth::command::{
+    run, NoTables, OAuthCommand, OAuthReply, Randomness, SECRETS_PER_COMMAND,
+};
 use floorgate::oauth::metadata::BearerChallenge;
 use floorgate::oauth::pkce::{challenge_of, Challenge};
 use floorgate::oauth::token::*;
@@ -727,4 +730,177 @@ fn families_list_with_the_client_name() {
         .unwrap()
         .count();
     assert_eq!(all, 2);
+}
+
+/// A command as the roster object receives it: serialised by the shell, parsed by the object.
+fn over_the_wire(s: &mut Sqlite, command: OAuthCommand) -> OAuthReply {
+    let text = serde_json::to_string(&command).unwrap();
+    let parsed: OAuthCommand = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed, command);
+    let reply = run(s, parsed);
+    let back: OAuthReply = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
+    assert_eq!(back, reply);
+    reply
+}
+
+fn secrets(first: u8) -> Randomness {
+    (0..SECRETS_PER_COMMAND as u8)
+        .map(|i| [first.wrapping_add(i); SECRET_BYTES])
+        .collect()
+}
+
+#[test]
+fn the_roster_commands_run_the_whole_flow_over_the_wire() {
+    let mut s = store();
+    let OAuthReply::SignInIssued { code, expires_at } = over_the_wire(
+        &mut s,
+        OAuthCommand::IssueSignIn {
+            tenant: "acme".into(),
+            member: "ada".into(),
+            random: secrets(1),
+            now: T0,
+        },
+    ) else {
+        panic!("no sign-in code")
+    };
+    assert_eq!(expires_at, T0 + SIGN_IN_CODE_TTL_MS);
+    let redeem = OAuthCommand::RedeemSignIn {
+        code: code.clone(),
+        now: T0 + 1,
+    };
+    assert_eq!(
+        over_the_wire(&mut s, redeem.clone()),
+        OAuthReply::SignedIn {
+            member: "ada".into()
+        }
+    );
+    assert_eq!(
+        over_the_wire(&mut s, redeem),
+        OAuthReply::SignInRefused {
+            error: SignInError::Used
+        }
+    );
+    let OAuthReply::CodeIssued { code } = over_the_wire(
+        &mut s,
+        OAuthCommand::IssueCode {
+            approval: approval("ada"),
+            random: secrets(10),
+            now: T0 + 2,
+        },
+    ) else {
+        panic!("no authorization code")
+    };
+    let OAuthReply::Tokens { tokens } = over_the_wire(
+        &mut s,
+        OAuthCommand::Exchange {
+            request: code_request(&code),
+            resource: RESOURCE.into(),
+            random: secrets(20),
+            now: T0 + 3,
+        },
+    ) else {
+        panic!("no tokens")
+    };
+    let authenticate = |bearer: &str| OAuthCommand::Authenticate {
+        bearer: bearer.into(),
+        resource: RESOURCE.into(),
+        now: T0 + 4,
+    };
+    let OAuthReply::Authenticated { identity } =
+        over_the_wire(&mut s, authenticate(&tokens.access_token))
+    else {
+        panic!("not authenticated")
+    };
+    assert_eq!(identity.member, "ada");
+    assert_eq!(
+        over_the_wire(
+            &mut s,
+            OAuthCommand::Revoke {
+                token: tokens.refresh_token.clone(),
+                client_id: Some(CLIENT.into()),
+                now: T0 + 5,
+            }
+        ),
+        OAuthReply::Revoked
+    );
+    assert_eq!(
+        over_the_wire(&mut s, authenticate(&tokens.access_token)),
+        OAuthReply::Challenge {
+            challenge: BearerChallenge::InvalidToken("the access token was revoked".into())
+        }
+    );
+}
+
+#[test]
+fn too_few_secrets_run_nothing() {
+    let mut s = store();
+    let reply = run(
+        &mut s,
+        OAuthCommand::IssueCode {
+            approval: approval("ada"),
+            random: secrets(1)[..1].to_vec(),
+            now: T0,
+        },
+    );
+    let OAuthReply::Refused { error } = reply else {
+        panic!("{reply:?}")
+    };
+    assert_eq!(error.code, ErrorCode::ServerError);
+    let codes: i64 =
+        s.0.query_row("SELECT COUNT(*) FROM oauth_codes", [], |r| r.get(0))
+            .unwrap();
+    assert_eq!(codes, 0, "nothing was written with a reused secret");
+}
+
+#[test]
+fn a_roster_without_tables_answers_reads_and_writes_nothing() {
+    let mut none = NoTables;
+    assert_eq!(
+        run(
+            &mut none,
+            OAuthCommand::Authenticate {
+                bearer: format!("fga1.acme.{}", "A".repeat(43)),
+                resource: RESOURCE.into(),
+                now: T0,
+            }
+        ),
+        OAuthReply::Challenge {
+            challenge: BearerChallenge::InvalidToken("unknown access token".into())
+        }
+    );
+    assert_eq!(
+        run(
+            &mut none,
+            OAuthCommand::RedeemSignIn {
+                code: format!("fgs1.acme.{}", "A".repeat(43)),
+                now: T0
+            }
+        ),
+        OAuthReply::SignInRefused {
+            error: SignInError::Unknown
+        }
+    );
+    let OAuthReply::Refused { error } = run(
+        &mut none,
+        OAuthCommand::Exchange {
+            request: code_request(&format!("fgc1.acme.{}", "A".repeat(43))),
+            resource: RESOURCE.into(),
+            random: secrets(1),
+            now: T0,
+        },
+    ) else {
+        panic!("an unknown code was exchanged")
+    };
+    assert_eq!(error.code, ErrorCode::InvalidGrant);
+    assert_eq!(
+        run(
+            &mut none,
+            OAuthCommand::Revoke {
+                token: format!("fgr1.acme.{}", "A".repeat(43)),
+                client_id: None,
+                now: T0
+            }
+        ),
+        OAuthReply::Revoked
+    );
 }

@@ -34,17 +34,6 @@ pub fn error_response(status: u16, message: &str) -> Result<Response> {
     json_response(status, &serde_json::json!({ "error": message }))
 }
 
-/// The 401 every missing or bad grant gets; the reason is for the caller, never a secret.
-pub fn unauthorized(reason: &str) -> Result<Response> {
-    let response = error_response(401, &format!("unauthorized: {reason}"))?;
-    let challenge = format!(
-        "Bearer realm=\"floorgate\", error=\"invalid_token\", error_description=\"{}\"",
-        reason.replace('"', "'")
-    );
-    response.headers().set("WWW-Authenticate", &challenge)?;
-    Ok(response)
-}
-
 /// Whether a present `Origin` is on the deployment's list. Absent means a non-browser client.
 pub fn origin_allowed(origin: Option<&str>, allowed: &[String]) -> bool {
     match origin {

@@ -3,9 +3,11 @@
 //! effects the core hands back. Compiled for wasm32 only.
 
 mod http;
+mod oauth;
 mod outbound;
 mod roster_object;
 mod store;
+mod token_store;
 
 use serde_json::{json, Value};
 use worker::{event, Context, Date, Env, Method, Request, RequestInit, Response, Result};
@@ -18,10 +20,11 @@ use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
-use crate::roster::{AuditEntry, Command, Identity, RosterError};
+use crate::oauth::metadata::BearerChallenge;
+use crate::oauth::Site;
+use crate::roster::{Actor, AuditEntry, Command, Identity, RosterError};
 use http::{
-    bearer, bounded_body, empty_response, error_response, header, json_response, unauthorized,
-    with_cors,
+    bearer, bounded_body, empty_response, error_response, header, json_response, with_cors,
 };
 
 const ROSTER_BINDING: &str = binding::ROSTER;
@@ -35,6 +38,9 @@ struct Config {
     upstream_timeout_ms: u64,
     /// Test deployments only: honour `x-floorgate-test-clock-offset-ms` for cache ages.
     test_clock: bool,
+    /// The origin clients reach the gateway at, when it differs from the request's own (behind
+    /// a proxy): the OAuth issuer and the MCP resource derive from it.
+    public_origin: Option<String>,
 }
 
 impl Config {
@@ -60,6 +66,7 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(crate::upstream::TIMEOUT_MS),
             test_clock: var(binding::TEST_CLOCK).as_deref() == Some("enabled"),
+            public_origin: var(binding::PUBLIC_ORIGIN).filter(|v| !v.is_empty()),
         }
     }
 }
@@ -125,11 +132,17 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         "mcp"
     } else if path.starts_with("/admin/") {
         "admin"
+    } else if oauth::handles(&path) {
+        "oauth"
     } else {
         "other"
     };
     let mut log = LogLine::new(route);
-    let origin_ok = http::origin_allowed(origin.as_deref(), &config.allowed_origins);
+    // The OAuth paths serve any origin: their JSON endpoints take no ambient credential (a
+    // browser-based client calls them cross-origin), and the page's form posts carry a CSRF
+    // token bound to a SameSite cookie (Chrome sends `Origin: null` under no-referrer).
+    let origin_ok =
+        route == "oauth" || http::origin_allowed(origin.as_deref(), &config.allowed_origins);
     let response = if !origin_ok {
         log.outcome = "origin_refused".into();
         error_response(
@@ -142,6 +155,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         match path.as_str() {
             "/healthz" => json_response(200, &json!({"status": "ok"})),
             "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
+            p if oauth::handles(p) => oauth::serve(req, &env, &config, p).await,
             p if p.starts_with("/admin/") => serve_admin(req, &env, &config, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
@@ -163,21 +177,25 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     }
 }
 
+/// Posts a command's JSON to the roster object named `tenant`.
+async fn to_roster_object(env: &Env, tenant: &str, body: String) -> Result<Response> {
+    let stub = env
+        .durable_object(ROSTER_BINDING)?
+        .id_from_name(tenant)?
+        .get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_body(Some(body.into()));
+    let request = Request::new_with_init("https://roster/command", &init)?;
+    stub.fetch_with_request(request).await
+}
+
 /// Sends one command to a tenant's roster object.
 async fn roster(
     env: &Env,
     tenant: &str,
     command: &Command,
 ) -> Result<std::result::Result<Value, RosterError>> {
-    let stub = env
-        .durable_object(ROSTER_BINDING)?
-        .id_from_name(tenant)?
-        .get_stub()?;
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_body(Some(serde_json::to_string(command)?.into()));
-    let request = Request::new_with_init("https://roster/command", &init)?;
-    let mut response = stub.fetch_with_request(request).await?;
+    let mut response = to_roster_object(env, tenant, serde_json::to_string(command)?).await?;
     let body: Value = response.json().await?;
     if let Some(ok) = body.get("ok") {
         return Ok(Ok(ok.clone()));
@@ -204,28 +222,48 @@ fn grant_key(env: &Env) -> std::result::Result<GrantKey, String> {
 
 /// Why a request was not authenticated.
 enum AuthRefusal {
-    /// 401 with this reason.
-    Unauthorized(String),
+    /// 401 (or 403 for a missing scope) with this challenge.
+    Challenge(BearerChallenge),
     /// 503: the deployment cannot check grants at all.
     Unavailable(String),
 }
 
-/// A validated grant: who it speaks for, and its stored hash for re-checks.
-struct Authenticated {
-    identity: Identity,
-    hash: String,
+/// What a request's credential is re-checked by before each later effect of a batch.
+enum Credential {
+    /// A static grant: its stored hash.
+    Grant { hash: String },
+    /// An OAuth access token (asked of the roster again, as on the first check).
+    AccessToken { bearer: String },
 }
 
-/// The grant check every MCP request makes: the MAC locally, then the roster — never a cache.
+/// A validated credential: who it speaks for, and how to re-check it.
+struct Authenticated {
+    identity: Identity,
+    credential: Credential,
+}
+
+/// The check every MCP request makes: a grant's MAC locally, then the roster (an access token
+/// goes straight to its tenant's roster) — never a cache.
 async fn authenticate(
     req: &Request,
     env: &Env,
+    site: &Site,
+    now: i64,
 ) -> Result<std::result::Result<Authenticated, AuthRefusal>> {
     let Some(token) = bearer(req) else {
-        return Ok(Err(AuthRefusal::Unauthorized(
-            "missing bearer grant".into(),
-        )));
+        return Ok(Err(AuthRefusal::Challenge(BearerChallenge::Missing)));
     };
+    if !crate::grant::looks_like_grant(&token) {
+        return Ok(
+            match oauth::authenticate_access(env, site, &token, now).await? {
+                Ok(identity) => Ok(Authenticated {
+                    identity,
+                    credential: Credential::AccessToken { bearer: token },
+                }),
+                Err(challenge) => Err(AuthRefusal::Challenge(challenge)),
+            },
+        );
+    }
     let key = match grant_key(env) {
         Ok(key) => key,
         Err(problem) => return Ok(Err(AuthRefusal::Unavailable(problem))),
@@ -233,7 +271,11 @@ async fn authenticate(
     // A forged or malformed token ends here: no Durable Object is touched for it.
     let claim = match crate::grant::parse(&token, &key) {
         Ok(claim) => claim,
-        Err(error) => return Ok(Err(AuthRefusal::Unauthorized(error.to_string()))),
+        Err(error) => {
+            return Ok(Err(AuthRefusal::Challenge(BearerChallenge::InvalidToken(
+                error.to_string(),
+            ))))
+        }
     };
     match still_valid(env, &claim.tenant, &claim.member, &claim.hash).await? {
         Some(row) => Ok(Ok(Authenticated {
@@ -251,11 +293,33 @@ async fn authenticate(
                     .unwrap_or_default()
                     .to_owned(),
             },
-            hash: claim.hash,
+            credential: Credential::Grant { hash: claim.hash },
         })),
-        None => Ok(Err(AuthRefusal::Unauthorized(
+        None => Ok(Err(AuthRefusal::Challenge(BearerChallenge::InvalidToken(
             "grant is unknown, revoked, or its member is not active".into(),
-        ))),
+        )))),
+    }
+}
+
+/// Whether the request's credential still speaks for its member.
+async fn still_authenticated(
+    env: &Env,
+    site: &Site,
+    identity: &Identity,
+    credential: &Credential,
+    now: i64,
+) -> Result<bool> {
+    match credential {
+        Credential::Grant { hash } => {
+            Ok(still_valid(env, &identity.tenant, &identity.member, hash)
+                .await?
+                .is_some())
+        }
+        Credential::AccessToken { bearer } => {
+            Ok(oauth::authenticate_access(env, site, bearer, now)
+                .await?
+                .is_ok())
+        }
     }
 }
 
@@ -297,11 +361,24 @@ async fn serve_mcp(
         }
         _ => return error_response(405, "method not allowed: POST JSON-RPC to /mcp"),
     }
-    let Authenticated { identity, hash } = match authenticate(&req, env).await? {
+    let site = match oauth::site(&req, config) {
+        Ok(site) => site,
+        Err(problem) => {
+            return error_response(
+                500,
+                &format!("the gateway's public origin is unusable: {problem}"),
+            )
+        }
+    };
+    let now = clock(&req, config);
+    let Authenticated {
+        identity,
+        credential,
+    } = match authenticate(&req, env, &site, now).await? {
         Ok(authenticated) => authenticated,
-        Err(AuthRefusal::Unauthorized(reason)) => {
+        Err(AuthRefusal::Challenge(challenge)) => {
             log.outcome = "unauthorized".into();
-            return unauthorized(&reason);
+            return oauth::challenge_response(&site, &challenge);
         }
         Err(AuthRefusal::Unavailable(problem)) => {
             log.outcome = "grant_key_unusable".into();
@@ -350,7 +427,6 @@ async fn serve_mcp(
         instructions: Some(INSTRUCTIONS.into()),
         page_size: config.page_size,
     };
-    let now = clock(&req, config);
     // The store logs a load failure for the operator; the member still gets the handshake.
     let tenant = store::tenant(env, &identity.tenant, now, config.collapse_threshold).await;
     let mut exchange = match &tenant {
@@ -386,9 +462,9 @@ async fn serve_mcp(
         // The grant was checked for the first effect; each later one asks again, so a member
         // suspended during a batch of slow calls sends nothing more.
         if position > 0 && not_sent.is_none() {
-            not_sent = match still_valid(env, &identity.tenant, &identity.member, &hash).await {
-                Ok(Some(_)) => None,
-                Ok(None) => Some(NotSent::GrantRevoked),
+            not_sent = match still_authenticated(env, &site, &identity, &credential, now).await {
+                Ok(true) => None,
+                Ok(false) => Some(NotSent::GrantRevoked),
                 Err(error) => {
                     worker::console_error!("grant re-check failed: {error}");
                     Some(NotSent::RecheckFailed)
@@ -445,7 +521,9 @@ async fn perform(
 ) -> std::result::Result<CallToolResult, RpcError> {
     match effect {
         Effect::Roster(command) => match roster(env, &identity.tenant, &command).await {
-            Ok(Ok(value)) => Ok(CallToolResult::json(value)),
+            Ok(Ok(value)) => Ok(CallToolResult::json(gateway::control::roster_reply(
+                &command, value,
+            ))),
             Ok(Err(error)) => Ok(CallToolResult::error(error.to_string())),
             Err(error) => {
                 worker::console_error!("roster command failed: {error}");
@@ -600,6 +678,32 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             let issue = request.issue(&secret, &key);
             let reply = roster(env, &issue.tenant, &issue.command).await?;
             answer(issue.answer(reply))
+        }
+        Plan::IssueSignIn {
+            tenant,
+            member,
+            now,
+        } => {
+            let Some(random) = oauth::randomness() else {
+                return refuse(&AdminError::NoRandomness);
+            };
+            let command = crate::oauth::command::OAuthCommand::IssueSignIn {
+                tenant: tenant.clone(),
+                member: member.clone(),
+                random,
+                now,
+            };
+            let reply = oauth::roster_oauth(env, &tenant, &command).await?;
+            let issued = matches!(
+                reply,
+                crate::oauth::command::OAuthReply::SignInIssued { .. }
+            );
+            if issued {
+                let entry =
+                    AuditEntry::new(now, &Actor::Operator, "sign_in_code.issue", &member, None);
+                audit(env, &tenant, entry).await;
+            }
+            answer(admin::sign_in_answer(&member, reply))
         }
         Plan::Read { key } => match store::kv(env)?.get(&key).text().await? {
             Some(text) => {

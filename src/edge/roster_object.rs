@@ -10,6 +10,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlStorage, State};
 
+use super::token_store::SqlTokens;
+
+use crate::oauth::command::{self as oauth_command, NoTables, OAuthCommand, OAuthReply};
+use crate::oauth::token::{self as oauth_token, LIST_FAMILIES_SQL, REVOKE_FAMILY_SQL};
 use crate::roster::{
     transition_allowed, AuditClass, AuditEntry, Command, GrantInfo, Member, MemberStatus,
     RosterError, HAS_TABLES_SQL, LIST_AUDIT_SQL, MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS,
@@ -55,7 +59,20 @@ impl DurableObject for Roster {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let reply = match req.json::<Command>().await {
+        let body: Value = req.json().await?;
+        if body.get("oauth").is_some() {
+            let reply = match serde_json::from_value::<OAuthCommand>(body) {
+                Ok(command) => self.run_oauth(command),
+                Err(e) => OAuthReply::Refused {
+                    error: crate::oauth::OAuthError::new(
+                        crate::oauth::ErrorCode::ServerError,
+                        format!("bad OAuth command: {e}"),
+                    ),
+                },
+            };
+            return Response::from_json(&reply);
+        }
+        let reply = match serde_json::from_value::<Command>(body) {
             Ok(command) => match (self.ready.get(), command.reply_without_tables()) {
                 (false, Some(reply)) => reply,
                 (false, None) => self
@@ -105,6 +122,21 @@ struct GrantRow {
 }
 
 #[derive(Deserialize)]
+struct FamilyRow {
+    id: String,
+    member_id: String,
+    client_name: String,
+    created_at: f64,
+    revoked_at: Option<f64>,
+    revoked_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct OwnerRow {
+    member_id: String,
+}
+
+#[derive(Deserialize)]
 struct ValidRow {
     role: String,
     grant_id: String,
@@ -139,7 +171,8 @@ fn storage(e: worker::Error) -> RosterError {
 
 impl Roster {
     fn create_tables(&self) -> std::result::Result<(), RosterError> {
-        for statement in SCHEMA {
+        // The OAuth tables refer to `members`, so they come after the roster's own.
+        for statement in SCHEMA.iter().chain(oauth_token::SCHEMA.iter()) {
             self.sql.exec(statement, None).map_err(|e| {
                 RosterError::Storage(format!("roster schema statement failed: {e}"))
             })?;
@@ -190,6 +223,58 @@ impl Roster {
             )
             .map_err(storage)?;
         Ok(())
+    }
+
+    /// Runs an OAuth command in one synchronous step. A roster nobody wrote to answers reads
+    /// from no tables and creates none; a command that creates something for a member needs
+    /// that member active.
+    fn run_oauth(&self, command: OAuthCommand) -> OAuthReply {
+        if let Some(member) = command.member_must_be_active() {
+            let active = self.ready.get()
+                && matches!(self.member(member), Ok(Some(m)) if m.status == MemberStatus::Active);
+            if !active {
+                return OAuthReply::MemberNotActive {
+                    member: member.to_owned(),
+                };
+            }
+        }
+        if self.ready.get() {
+            oauth_command::run(&mut SqlTokens(&self.sql), command)
+        } else {
+            oauth_command::run(&mut NoTables, command)
+        }
+    }
+
+    /// Revokes a client's authorization (its token family) listed beside the grants; `member`
+    /// limits it to that member's own. Whether one was revoked.
+    fn revoke_family(
+        &self,
+        id: &str,
+        member: Option<&str>,
+        now: i64,
+    ) -> std::result::Result<bool, RosterError> {
+        let owners: Vec<OwnerRow> = self
+            .sql
+            .exec(
+                "SELECT member_id FROM oauth_families WHERE id = ? AND revoked_at IS NULL",
+                vec![id.into()],
+            )
+            .and_then(|c| c.to_array())
+            .map_err(storage)?;
+        let Some(owner) = owners.into_iter().next() else {
+            return Ok(false);
+        };
+        if member.is_some_and(|m| m != owner.member_id) {
+            return Ok(false);
+        }
+        let cursor = self
+            .sql
+            .exec(
+                REVOKE_FAMILY_SQL,
+                vec![(now as f64).into(), "revoked".into(), id.into()],
+            )
+            .map_err(storage)?;
+        Ok(cursor.rows_written() > 0)
     }
 
     fn member(&self, id: &str) -> std::result::Result<Option<Member>, RosterError> {
@@ -330,8 +415,30 @@ impl Roster {
                         created_at: r.created_at as i64,
                         revoked_at: r.revoked_at.map(|v| v as i64),
                         revoked_reason: r.revoked_reason,
+                        client: None,
                     })
                     .collect();
+                let families: Vec<FamilyRow> = self
+                    .sql
+                    .exec(
+                        LIST_FAMILIES_SQL,
+                        vec![member
+                            .clone()
+                            .map(Into::into)
+                            .unwrap_or(worker::SqlStorageValue::Null)],
+                    )
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                let mut grants = grants;
+                grants.extend(families.into_iter().map(|f| GrantInfo {
+                    id: f.id,
+                    member: f.member_id,
+                    label: format!("OAuth: {}", f.client_name),
+                    created_at: f.created_at as i64,
+                    revoked_at: f.revoked_at.map(|v| v as i64),
+                    revoked_reason: f.revoked_reason,
+                    client: Some(f.client_name),
+                }));
                 Ok(serde_json::to_value(grants).unwrap_or(Value::Null))
             }
             Command::RevokeGrant {
@@ -348,7 +455,7 @@ impl Roster {
                     ),
                 }
                 .map_err(storage)?;
-                if cursor.rows_written() == 0 {
+                if cursor.rows_written() == 0 && !self.revoke_family(&id, member.as_deref(), now)? {
                     return Err(RosterError::UnknownGrant(id));
                 }
                 Ok(json!({"id": id, "revoked_at": now}))

@@ -96,6 +96,33 @@ pub fn list_connectors(view: &MemberView) -> Value {
     json!({ "connectors": connectors })
 }
 
+/// A roster command's reply as a tool's structured result. MCP's `structuredContent` is an
+/// object, so a list is named for what it lists.
+pub fn roster_reply(command: &Command, reply: Value) -> Value {
+    match (command, reply) {
+        (_, reply @ Value::Object(_)) => reply,
+        (Command::ListGrants { .. }, list) => json!({ "grants": list }),
+        (Command::ListMembers, list) => json!({ "members": list }),
+        (_, other) => json!({ "result": other }),
+    }
+}
+
+/// What a member's access reaches, in words for the OAuth consent page: each usable
+/// connection with its connector and how many tools it brings.
+pub fn reaches(view: &MemberView) -> Vec<String> {
+    view.connections()
+        .iter()
+        .filter(|c| c.status == ConnectionStatus::Active)
+        .map(|c| {
+            let connector = view.connectors().iter().find(|k| k.id == c.connector);
+            match connector {
+                Some(k) => format!("{} ({}, {} tools)", c.label, k.label, k.advertised_tools),
+                None => c.label.clone(),
+            }
+        })
+        .collect()
+}
+
 /// `list_connections`, optionally for one connector. An invisible connector id gives an empty
 /// list, like a connector with no accounts.
 pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {

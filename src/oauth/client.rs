@@ -75,6 +75,8 @@ pub enum ClientError {
     FetchStatus(u16),
     FetchTooLarge,
     FetchTimedOut,
+    /// The fetch itself failed (no answer: DNS, connection, TLS); the platform's words.
+    FetchFailed(String),
     NotJson(String),
     /// The document breaks a rule (which one is in the text).
     BadDocument(String),
@@ -105,6 +107,9 @@ impl fmt::Display for ClientError {
                 "the client metadata document did not arrive within {} ms",
                 CIMD_FETCH.timeout_ms
             ),
+            ClientError::FetchFailed(why) => {
+                write!(f, "the client metadata document could not be fetched: {why}")
+            }
             ClientError::NotJson(why) => {
                 write!(f, "the client metadata document is not a JSON object: {why}")
             }

@@ -87,7 +87,7 @@ pub fn authorization_server(site: &Site) -> Value {
 }
 
 /// Why `/mcp` refused a request, as its `WWW-Authenticate` challenge says it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BearerChallenge {
     /// No credentials at all: RFC 6750 §3.1 sends no error code then.
     Missing,

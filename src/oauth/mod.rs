@@ -13,6 +13,7 @@
 
 pub mod authorize;
 pub mod client;
+pub mod command;
 pub mod encoding;
 pub mod metadata;
 pub mod pages;
@@ -58,7 +59,7 @@ pub const SCOPES_SUPPORTED: [&str; 1] = [SCOPE_MCP];
 
 /// The `error` codes of RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 7591 §3.2.2, RFC 7009
 /// §2.2.1 and RFC 8707 §2, spelled once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ErrorCode {
     InvalidRequest,
     InvalidClient,
@@ -121,7 +122,7 @@ impl fmt::Display for ErrorCode {
 
 /// An OAuth error as sent in a JSON body (RFC 6749 §5.2) or a redirect: the code and a
 /// description a developer can act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OAuthError {
     pub code: ErrorCode,
     pub description: String,

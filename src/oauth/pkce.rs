@@ -60,7 +60,7 @@ impl fmt::Display for PkceError {
 }
 
 /// A checked S256 challenge, as stored with an authorization code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Challenge(String);
 
 impl Challenge {

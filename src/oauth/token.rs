@@ -386,7 +386,7 @@ fn invalid_grant(description: impl Into<String>) -> OAuthError {
 }
 
 /// What the consent page approved: the code is issued for exactly this.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Approval {
     pub tenant: String,
     pub member: String,
@@ -426,7 +426,7 @@ pub fn issue_code<S: TokenStore>(
 }
 
 /// A token request, parsed from the form body of `POST /token`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TokenRequest {
     AuthorizationCode {
         code: String,
@@ -500,7 +500,7 @@ impl TokenRequest {
 }
 
 /// A successful token response (RFC 6749 §5.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TokenResponse {
     pub access_token: String,
     pub refresh_token: String,
@@ -709,7 +709,7 @@ pub fn exchange<S: TokenStore>(
 }
 
 /// Who a valid access token speaks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AccessIdentity {
     pub tenant: String,
     pub member: String,
@@ -820,7 +820,7 @@ pub fn issue_sign_in<S: TokenStore>(
 }
 
 /// Why a sign-in code did not sign anyone in, said to the person on the page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SignInError {
     Malformed,
     Unknown,
