@@ -10,7 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { BASE, MCP_URL, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, whoami } from "./lib.mjs";
+import { BASE, MCP_URL, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, whoami, rpc } from "./lib.mjs";
 
 const TENANT = "acme";
 const REDIRECT = "http://127.0.0.1:9/callback";
@@ -267,12 +267,21 @@ describe("removal revokes", () => {
 describe("a client named by its metadata document (CIMD)", () => {
   let server;
   let documentUrl;
+  const slow = [];
 
   before(async () => {
     server = createServer((req, res) => {
       if (req.url === "/client.json") {
         res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "max-age=60" });
         res.end(JSON.stringify({ client_id: documentUrl, client_name: "Metadata Document Client", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }));
+      } else if (req.url === "/huge.json") {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ client_id: "x", client_name: "x".repeat(6000), redirect_uris: [REDIRECT] }));
+      } else if (req.url === "/slow.json") {
+        // Headers at once, the body never: only the deadline over the whole fetch ends it.
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.write("{");
+        slow.push(res);
       } else if (req.url === "/moved.json") {
         res.writeHead(302, { Location: "/client.json" });
         res.end();
@@ -284,7 +293,10 @@ describe("a client named by its metadata document (CIMD)", () => {
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     documentUrl = `http://127.0.0.1:${server.address().port}/client.json`;
   });
-  after(() => server?.close());
+  after(() => {
+    for (const res of slow) res.destroy();
+    server?.close();
+  });
 
   test("the gateway fetches the document and the flow completes", async () => {
     const member = uniqueId("oa");
@@ -294,6 +306,22 @@ describe("a client named by its metadata document (CIMD)", () => {
     const answer = await client.callTool({ name: "whoami", arguments: {} }, undefined, requestOptions);
     assert.equal(answer.structuredContent.member, member);
     await client.close();
+  });
+
+  test("an oversized document is refused", async () => {
+    const url = `http://127.0.0.1:${server.address().port}/huge.json`;
+    const page = await new Browser().get(authorizeUrl({ client_id: url }));
+    assert.equal(page.status, 400);
+    assert.match(page.html, /larger than 5120 bytes/);
+  });
+
+  test("a document that never finishes is refused at the deadline", async () => {
+    const url = `http://127.0.0.1:${server.address().port}/slow.json`;
+    const started = Date.now();
+    const page = await new Browser().get(authorizeUrl({ client_id: url }));
+    assert.equal(page.status, 400);
+    assert.match(page.html, /did not arrive within 5000 ms/);
+    assert.ok(Date.now() - started < 15_000, "the page answered soon after the deadline");
   });
 
   test("a document behind a redirect is refused on the page, nothing redirected", async () => {
@@ -429,6 +457,19 @@ describe("bad input, each with its exact answer", () => {
     const reused = await again.post({ ...formOf(page.html), code });
     assert.equal(reused.status, 400);
     assert.match(reused.html, /already used/);
+  });
+
+  test("an expired access token is refused", async () => {
+    const { code, clientId, verifier } = await codeFor(member);
+    const pair = await token({ grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId });
+    assert.equal(pair.status, 200);
+    assert.equal((await whoamiWith(pair.json.access_token)).status, 200);
+    const later = await rpc("tools/call", { name: "whoami", arguments: {} }, {
+      grant: pair.json.access_token,
+      headers: { "x-floorgate-test-clock-offset-ms": String(3600 * 1000 + 1000) },
+    });
+    assert.equal(later.status, 401);
+    assert.match(later.headers.get("www-authenticate") ?? "", /error_description="the access token expired"/);
   });
 
   test("a token of another tenant or resource is refused", async () => {
