@@ -29,6 +29,7 @@ pub enum ControlOp {
     ReinstateMember { member_id: String },
     RemoveMember { member_id: String },
     ViewPolicy,
+    IssueSignInCode { member_id: String },
 }
 
 impl ControlOp {
@@ -45,6 +46,7 @@ impl ControlOp {
             ControlOp::ReinstateMember { .. } => ControlOpKind::ReinstateMember,
             ControlOp::RemoveMember { .. } => ControlOpKind::RemoveMember,
             ControlOp::ViewPolicy => ControlOpKind::ViewPolicy,
+            ControlOp::IssueSignInCode { .. } => ControlOpKind::IssueSignInCode,
         }
     }
 
@@ -96,6 +98,9 @@ impl ControlOp {
                 member_id: required("member_id")?,
             },
             ControlOpKind::ViewPolicy => ControlOp::ViewPolicy,
+            ControlOpKind::IssueSignInCode => ControlOp::IssueSignInCode {
+                member_id: required("member_id")?,
+            },
         })
     }
 }
@@ -193,6 +198,11 @@ pub fn definition(kind: ControlOpKind) -> Tool {
             "Admin: show the tenant's policy document: roles, their restrictions, and per-member overrides.",
             no_arguments(),
             annotations(true, false, true, "View the policy"),
+        ),
+        ControlOpKind::IssueSignInCode => (
+            "Admin: issue a one-time sign-in code for an active member, so they can connect an OAuth client (Claude.ai, ChatGPT, …) to this gateway: they paste it on the sign-in page the client opens. Shown once; works once, for 15 minutes.",
+            one_string("member_id", "The member id from list_members."),
+            annotations(false, false, false, "Issue a sign-in code"),
         ),
     };
     Tool {

@@ -23,10 +23,11 @@ pub enum ControlOpKind {
     ReinstateMember,
     RemoveMember,
     ViewPolicy,
+    IssueSignInCode,
 }
 
 impl ControlOpKind {
-    pub const ALL: [ControlOpKind; 11] = [
+    pub const ALL: [ControlOpKind; 12] = [
         ControlOpKind::Whoami,
         ControlOpKind::ListConnectors,
         ControlOpKind::ListConnections,
@@ -38,6 +39,7 @@ impl ControlOpKind {
         ControlOpKind::ReinstateMember,
         ControlOpKind::RemoveMember,
         ControlOpKind::ViewPolicy,
+        ControlOpKind::IssueSignInCode,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +55,7 @@ impl ControlOpKind {
             ControlOpKind::ReinstateMember => "reinstate_member",
             ControlOpKind::RemoveMember => "remove_member",
             ControlOpKind::ViewPolicy => "view_policy",
+            ControlOpKind::IssueSignInCode => "issue_sign_in_code",
         }
     }
 
@@ -69,6 +72,7 @@ impl ControlOpKind {
                 | ControlOpKind::ReinstateMember
                 | ControlOpKind::RemoveMember
                 | ControlOpKind::ViewPolicy
+                | ControlOpKind::IssueSignInCode
         )
     }
 }

@@ -129,13 +129,14 @@ fn a_role_that_sees_everything_collapses() {
             "reinstate_member",
             "remove_member",
             "view_policy",
+            "issue_sign_in_code",
             "search_tools",
             "execute_tool"
         ]
     );
-    // 24 Notion + 117 GitHub + 18 Linear + 8 Slack + 6 Cal.com + 22 Stripe, and 11 control ops.
+    // 24 Notion + 117 GitHub + 18 Linear + 8 Slack + 6 Cal.com + 22 Stripe, and 12 control ops.
     assert_eq!(bob.tools().len(), 195);
-    assert_eq!(listing.visible_count, 206);
+    assert_eq!(listing.visible_count, 207);
     // The live Stripe account is disabled: browsable, but Stripe tools run on Test mode only.
     let stripe = bob
         .tools()
@@ -400,7 +401,7 @@ fn control_operations_are_filtered_by_role() {
     let alice = view(&demo, "alice");
     let bob = view(&demo, "bob");
     assert_eq!(alice.control_ops().len(), 6);
-    assert_eq!(bob.control_ops().len(), 11);
+    assert_eq!(bob.control_ops().len(), 12);
     assert_eq!(
         error_text(alice.dispatch("suspend_member", &json!({"member_id": "bob"}))),
         "unknown tool \"suspend_member\""

@@ -532,6 +532,34 @@ async fn perform(
                 ))
             }
         },
+        Effect::SignInCode { member } => {
+            let Some(random) = oauth::randomness() else {
+                return Ok(CallToolResult::error("no randomness available; try again"));
+            };
+            let now = now_ms();
+            let command = crate::oauth::command::OAuthCommand::IssueSignIn {
+                tenant: identity.tenant.clone(),
+                member: member.clone(),
+                random,
+                now,
+            };
+            match oauth::roster_oauth(env, &identity.tenant, &command).await {
+                Ok(crate::oauth::command::OAuthReply::SignInIssued { code, expires_at }) => {
+                    let by = Actor::Member(identity.member.clone());
+                    let entry = AuditEntry::new(now, &by, "sign_in_code.issue", &member, None);
+                    audit(env, &identity.tenant, entry).await;
+                    Ok(CallToolResult::json(
+                        json!({"member": member, "code": code, "expires_at": expires_at}),
+                    ))
+                }
+                Ok(crate::oauth::command::OAuthReply::MemberNotActive { member }) => Ok(
+                    CallToolResult::error(format!("member {member:?} is unknown or not active")),
+                ),
+                _ => Ok(CallToolResult::error(
+                    "the sign-in code could not be issued; try again",
+                )),
+            }
+        }
         Effect::Outbound(call) => {
             outbound::execute(
                 env,

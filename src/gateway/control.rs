@@ -21,6 +21,9 @@ pub enum Answer {
     Done(Result<Value, CallError>),
     /// Needs the member store: the roster object runs this command.
     Roster(Command),
+    /// A one-time sign-in code for `member`: the shell draws the secret and asks the roster
+    /// object (`oauth::command::OAuthCommand::IssueSignIn`).
+    SignInCode { member: String },
 }
 
 /// The answer to `op`, called by `member` at `now_ms`.
@@ -48,6 +51,9 @@ pub fn answer(
         }
         ControlOp::DescribeTool { name } => return Answer::Done(describe_tool(view, &name)),
         ControlOp::ViewPolicy => return Answer::Done(view_policy(view, policy)),
+        ControlOp::IssueSignInCode { member_id } => {
+            return Answer::SignInCode { member: member_id }
+        }
         ControlOp::ListMyGrants => Command::ListGrants { member: Some(me) },
         ControlOp::RevokeMyGrant { grant_id } => Command::RevokeGrant {
             id: grant_id,

@@ -30,6 +30,8 @@ pub enum Effect {
     Roster(Command),
     /// A connected tool's resolved call, to be built into a request and sent.
     Outbound(Box<ResolvedCall>),
+    /// A one-time sign-in code for a member of the caller's tenant (an admin operation).
+    SignInCode { member: String },
 }
 
 /// One member's surface for one request.
@@ -81,6 +83,7 @@ impl<'a> Surface<'a> {
             Answer::Done(Ok(value)) => done_json(value),
             Answer::Done(Err(error)) => HostCall::Done(call_error(error)),
             Answer::Roster(command) => HostCall::Pending(Effect::Roster(command)),
+            Answer::SignInCode { member } => HostCall::Pending(Effect::SignInCode { member }),
         }
     }
 

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { BASE, MCP_URL, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, whoami, rpc } from "./lib.mjs";
+import { BASE, MCP_URL, REQUEST_TIMEOUT_MS, admin, putMember, issueGrant, uniqueId, whoami, rpc, GRANTS } from "./lib.mjs";
 
 const TENANT = "acme";
 const REDIRECT = "http://127.0.0.1:9/callback";
@@ -219,6 +219,27 @@ describe("the SDK's OAuth client, registered by DCR", () => {
     const revoked = await whoamiWith(fresh.json.access_token);
     assert.equal(revoked.status, 401, "the family of a reused refresh token is revoked");
     assert.match(revoked.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+  });
+});
+
+describe("a tenant admin issues sign-in codes over MCP", () => {
+  test("issue_sign_in_code gives a code the member signs in with; a non-admin has no such tool", async () => {
+    const member = uniqueId("oa");
+    await putMember(TENANT, member, "admin");
+    const issued = await rpc("tools/call", { name: "issue_sign_in_code", arguments: { member_id: member } }, { grant: GRANTS.bob });
+    assert.equal(issued.status, 200, issued.text);
+    assert.notEqual(issued.json.result.isError, true, issued.text);
+    const code = issued.json.result.structuredContent.code;
+    assert.match(code, /^fgs1\.acme\./);
+    const provider = new MemoryProvider();
+    const first = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: provider });
+    await assert.rejects(new Client({ name: "e2e", version: "0" }).connect(first, requestOptions), UnauthorizedError);
+    await first.finishAuth(await approve(provider.authorizationUrl, code));
+    assert.equal((await whoamiWith(provider.saved.access_token)).json.result.structuredContent.member, member);
+    const refused = await rpc("tools/call", { name: "issue_sign_in_code", arguments: { member_id: member } }, { grant: GRANTS.alice });
+    assert.match(refused.text, /unknown tool \\"issue_sign_in_code\\"/);
+    const audit = await admin("GET", `tenants/${TENANT}/audit`);
+    assert.ok(audit.json.control.some((row) => row.action === "sign_in_code.issue" && row.target === member && row.actor === "bob"), audit.text);
   });
 });
 
