@@ -74,7 +74,7 @@ echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
 setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
   --persist-to "$WORK/state" \
   --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
-  --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" \
+  --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" --var "REGISTRATIONS_PER_MINUTE:50" \
   --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
   --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
   --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" \

@@ -16,9 +16,11 @@ pub const UPSTREAM_TIMEOUT_MS: &str = "UPSTREAM_TIMEOUT_MS";
 pub const TEST_CLOCK: &str = "TEST_CLOCK";
 /// The origin clients use, when the gateway sits behind a proxy (OAuth issuer and resource).
 pub const PUBLIC_ORIGIN: &str = "PUBLIC_ORIGIN";
+/// Client registrations one address may make per minute (default `oauth::client`'s).
+pub const REGISTRATIONS_PER_MINUTE: &str = "REGISTRATIONS_PER_MINUTE";
 
 /// Every name above: never a connection's credential.
-pub const RESERVED: [&str; 11] = [
+pub const RESERVED: [&str; 12] = [
     ADMIN_SECRET,
     GRANT_MAC_KEY,
     KV,
@@ -30,6 +32,7 @@ pub const RESERVED: [&str; 11] = [
     UPSTREAM_TIMEOUT_MS,
     TEST_CLOCK,
     PUBLIC_ORIGIN,
+    REGISTRATIONS_PER_MINUTE,
 ];
 
 /// Whether `name` is one of the gateway's own bindings (compared without case, so a

@@ -41,6 +41,8 @@ struct Config {
     /// The origin clients reach the gateway at, when it differs from the request's own (behind
     /// a proxy): the OAuth issuer and the MCP resource derive from it.
     public_origin: Option<String>,
+    /// Client registrations one address may make per minute in one isolate.
+    registrations_per_minute: u32,
 }
 
 impl Config {
@@ -67,6 +69,9 @@ impl Config {
                 .unwrap_or(crate::upstream::TIMEOUT_MS),
             test_clock: var(binding::TEST_CLOCK).as_deref() == Some("enabled"),
             public_origin: var(binding::PUBLIC_ORIGIN).filter(|v| !v.is_empty()),
+            registrations_per_minute: var(binding::REGISTRATIONS_PER_MINUTE)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(crate::oauth::client::REGISTRATIONS_PER_MINUTE),
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::oauth::authorize::{self, AuthorizeError, PageError};
 use crate::oauth::client::{self, CimdUrl, Client, ClientError, ClientId, Fetched, CIMD_FETCH};
 use crate::oauth::command::{OAuthCommand, OAuthReply, Randomness, SECRETS_PER_COMMAND};
 use crate::oauth::encoding::hmac_sha256;
+use crate::oauth::limit::WindowCounter;
 use crate::oauth::metadata::{self, BearerChallenge};
 use crate::oauth::pages::{self, Form, Ticket};
 use crate::oauth::params::Params;
@@ -162,7 +163,7 @@ pub async fn serve(req: Request, env: &Env, config: &Config, path: &str) -> Resu
     };
     let now = super::clock(&req, config);
     match (path, method) {
-        (p, Method::Post) if p == REGISTER_PATH => register(req, &secret, now).await,
+        (p, Method::Post) if p == REGISTER_PATH => register(req, config, &secret, now).await,
         (p, Method::Get) if p == AUTHORIZE_PATH => {
             authorize_get(req, config, &site, &secret, now).await
         }
@@ -199,7 +200,32 @@ fn invalid_request(why: &str) -> OAuthError {
 }
 
 /// RFC 7591 registration: the record becomes the client id itself, sealed; nothing stored.
-async fn register(mut req: Request, secret: &[u8], now: i64) -> Result<Response> {
+/// Each client address gets `registrations_per_minute` per isolate.
+async fn register(mut req: Request, config: &Config, secret: &[u8], now: i64) -> Result<Response> {
+    let address = header(&req, "CF-Connecting-IP").unwrap_or_default();
+    let admitted = REGISTRATIONS.with(|r| {
+        r.borrow_mut()
+            .get_or_insert_with(|| {
+                WindowCounter::new(config.registrations_per_minute, MAX_COUNTED_ADDRESSES)
+            })
+            .admit(&address, now)
+    });
+    if let Err(retry_after) = admitted {
+        let response = no_store(json_response(
+            429,
+            &serde_json::json!({
+                "error": "too_many_requests",
+                "error_description": format!(
+                    "more than {} registrations from this address in a minute; retry after {retry_after} s",
+                    config.registrations_per_minute
+                ),
+            }),
+        )?)?;
+        response
+            .headers()
+            .set("Retry-After", &retry_after.to_string())?;
+        return Ok(response);
+    }
     let body = match bounded_body(&mut req, client::MAX_REGISTRATION_BYTES).await {
         Ok(body) => body,
         Err(_) => {
@@ -250,7 +276,11 @@ fn binding_of(req: &Request) -> Option<String> {
 
 thread_local! {
     static CLIENTS: RefCell<HashMap<String, (Client, i64)>> = RefCell::new(HashMap::new());
+    static REGISTRATIONS: RefCell<Option<WindowCounter>> = const { RefCell::new(None) };
 }
+
+/// Addresses one isolate counts registrations for in one window.
+const MAX_COUNTED_ADDRESSES: usize = 10_000;
 
 /// The client a `client_id` names: a sealed registration opened, or a metadata document
 /// fetched (or taken from this isolate's cache until its time is up).

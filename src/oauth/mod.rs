@@ -15,6 +15,7 @@ pub mod authorize;
 pub mod client;
 pub mod command;
 pub mod encoding;
+pub mod limit;
 pub mod metadata;
 pub mod pages;
 pub mod params;

@@ -500,6 +500,23 @@ describe("bad input, each with its exact answer", () => {
     assert.match(answer.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
   });
 
+  test("registrations are rate-limited per client address", async () => {
+    // The e2e deployment allows 50 a minute (REGISTRATIONS_PER_MINUTE); this address is new.
+    const address = `203.0.113.${1 + Math.floor(Math.random() * 250)}`;
+    const register = () => fetch(`${BASE}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "CF-Connecting-IP": address },
+      body: JSON.stringify({ client_name: "flood", redirect_uris: [REDIRECT] }),
+    });
+    for (let i = 0; i < 50; i++) assert.equal((await register()).status, 201, `registration ${i + 1}`);
+    const refused = await register();
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+    const body = await refused.json();
+    assert.equal(body.error, "too_many_requests");
+    assert.match(body.error_description, /more than 50 registrations from this address in a minute/);
+  });
+
   test("a static grant keeps working beside OAuth", async () => {
     const grant = await issueGrant(TENANT, member, "static");
     assert.equal((await whoamiWith(grant.grant)).status, 200);
