@@ -4,7 +4,8 @@
 #   ./scripts/e2e.sh                 every suite
 #   ./scripts/e2e.sh http revocation only those suites
 #
-# Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution.
+# Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution,
+# oauth, python-oauth.
 # catalog and execution move the worker's test clock forward, so they run last.
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
 # loopback port (8788 when free; E2E_PORT overrides) with fresh local state, a random admin
@@ -17,7 +18,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -204,6 +205,7 @@ for suite in "${SUITES[@]}"; do
     catalog) run_node_suite catalog tests/e2e/catalog.test.mjs ;;
     execution) run_node_suite execution tests/e2e/execution.test.mjs ;;
     oauth) run_node_suite oauth tests/e2e/oauth.test.mjs ;;
+    python-oauth) run_python_suite python-oauth .venv-mcp2 tests/e2e/python/test_oauth.py ;;
   esac
 done
 
