@@ -5,20 +5,23 @@
 #   ./scripts/e2e.sh http revocation only those suites
 #
 # Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution,
-# oauth, python-oauth.
-# catalog and execution move the worker's test clock forward, so they run last.
+# oauth, python-oauth, pages.
+# catalog and execution move the worker's test clock forward, so they run last (pages sends
+# the clock header on one refused sign-in post, which reads no cached tenant).
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
 # loopback port (8788 when free; E2E_PORT overrides) with fresh local state, a random admin
 # secret and a small tools/list page size (E2E_PAGE_SIZE, default 2); seeds the demo members;
 # prints one line per suite and a last line `N passed, N failed`; exits non-zero on any failure.
 # E2E_KEEP=1 keeps the temporary directory (server log, seeded grants, raw suite output).
+# The pages suite drives /usr/bin/chromium (make tools installs it) and keeps its screenshots in
+# target/e2e-artefacts/pages (E2E_ARTEFACTS overrides the folder).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -31,6 +34,7 @@ missing() { echo "e2e: $1 is missing: $2" >&2; exit 2; }
 [ -x tests/conformance/node_modules/node/bin/node ] || missing "Node 22" "run make tools"
 [ -x .venv-mcp1/bin/python ] || missing .venv-mcp1 "run make tools"
 [ -x .venv-mcp2/bin/python ] || missing .venv-mcp2 "run make tools"
+[ -x /usr/bin/chromium ] || missing "Debian's chromium" "run make tools"
 
 WORK=$(mktemp -d)
 WRANGLER_PID=""
@@ -103,6 +107,9 @@ echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
 export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
   FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state"
+# Screenshots outlive the run (target/ is git-ignored); E2E_ARTEFACTS puts them elsewhere.
+export FG_ARTEFACTS="${E2E_ARTEFACTS:-$ROOT/target/e2e-artefacts}"
+mkdir -p "$FG_ARTEFACTS"
 
 TOTAL_PASSED=0
 TOTAL_FAILED=0
@@ -206,6 +213,7 @@ for suite in "${SUITES[@]}"; do
     execution) run_node_suite execution tests/e2e/execution.test.mjs ;;
     oauth) run_node_suite oauth tests/e2e/oauth.test.mjs ;;
     python-oauth) run_python_suite python-oauth .venv-mcp2 tests/e2e/python/test_oauth.py ;;
+    pages) run_node_suite pages tests/e2e/pages.test.mjs; echo "e2e: screenshots of the pages in $FG_ARTEFACTS/pages" ;;
   esac
 done
 

@@ -29,6 +29,15 @@ if [ "$(installed_version wasm-bindgen)" != "$WASM_BINDGEN_VERSION" ]; then
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
+# The pages suite drives Debian's Chromium through playwright-core, which never fetches a browser.
+if [ ! -x /usr/bin/chromium ]; then
+  step "apt-get install chromium"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null
+fi
+
 npm_install() {
   local dir=$1
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
