@@ -691,9 +691,12 @@ pub fn sign_in_answer(member: &str, reply: OAuthReply) -> Answer {
                 "note": "shown once: the member pastes it on the sign-in page their MCP client opens; it works once, for 15 minutes",
             }),
         },
-        OAuthReply::MemberNotActive { member } => {
-            AdminError::Roster(RosterError::MemberNotActive(member)).answer()
-        }
+        OAuthReply::MemberNotActive { member } => Answer {
+            status: 409,
+            body: json!({
+                "error": format!("member {member:?} is unknown or not active: add or reinstate them before issuing a sign-in code"),
+            }),
+        },
         OAuthReply::Refused { error } => Answer {
             status: 500,
             body: json!({ "error": format!("the sign-in code was not issued: {}", error.description) }),

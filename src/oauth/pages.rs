@@ -318,6 +318,17 @@ fn host_of(url: &str) -> &str {
         .unwrap_or(url)
 }
 
+/// How a page names a client's identity: a metadata document's URL (its host vouches for the
+/// name), or, for a client registered here, that its name is only what it says of itself —
+/// the sealed id itself would mean nothing to a person.
+fn client_identity(client_id: &str) -> String {
+    if client_id.starts_with(super::client::REGISTERED_PREFIX) {
+        "a client registered with this gateway; its name is what it says about itself".to_owned()
+    } else {
+        format!("<code>{}</code>", escape(client_id))
+    }
+}
+
 /// What the sign-in page shows.
 pub struct SignInPage<'a> {
     pub client_name: &'a str,
@@ -337,14 +348,14 @@ pub fn sign_in(p: &SignInPage<'_>) -> String {
         .unwrap_or_default();
     let body = format!(
         "<h1>Sign in to connect {client}</h1>{error}\
-<p><strong>{client}</strong> (<code>{client_id}</code>) asks to use floorgate on your behalf. It will return you to <code>{redirect_host}</code>.</p>\
+<p><strong>{client}</strong> ({client_id}) asks to use floorgate on your behalf. It will return you to <code>{redirect_host}</code>.</p>\
 <form method=\"post\" action=\"{action}\">{ticket}{csrf}\
 <label for=\"code\">Sign-in code from your administrator, or your floorgate grant</label>\
 <input type=\"password\" id=\"code\" name=\"{field_code}\" autocomplete=\"off\" required autofocus>\
 <button type=\"submit\">Continue</button></form>\
 <p class=\"muted\">A sign-in code starts with <code>fgs1.</code> and works once, for 15 minutes. If you did not start this from an application you use, close this page.</p>",
         client = escape(p.client_name),
-        client_id = escape(p.client_id),
+        client_id = client_identity(p.client_id),
         redirect_host = escape(host_of(p.redirect_uri)),
         action = AUTHORIZE_PATH,
         ticket = hidden(FIELD_TICKET, p.ticket),
@@ -382,13 +393,13 @@ pub fn consent(p: &ConsentPage<'_>) -> String {
     let body = format!(
         "<h1>Allow {client} to use floorgate?</h1>\
 <p>Signed in as <strong>{member}</strong> in <strong>{tenant}</strong>.</p>\
-<p><strong>{client}</strong> (<code>{client_id}</code>) will act as you, with your permissions, until you revoke it or your membership ends.</p>{reaches}\
+<p><strong>{client}</strong> ({client_id}) will act as you, with your permissions, until you revoke it or your membership ends.</p>{reaches}\
 <p>After you answer you go back to <code>{redirect_host}</code>.</p>\
 <form method=\"post\" action=\"{action}\">{ticket}{csrf}\
 <button type=\"submit\" name=\"{decision}\" value=\"{allow}\">Allow</button>\
 <button type=\"submit\" name=\"{decision}\" value=\"{deny}\">Deny</button></form>",
         client = escape(p.client_name),
-        client_id = escape(p.client_id),
+        client_id = client_identity(p.client_id),
         member = escape(p.member),
         tenant = escape(p.tenant),
         redirect_host = escape(host_of(p.redirect_uri)),
@@ -416,6 +427,35 @@ pub fn error(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_registered_client_is_named_as_self_described() {
+        let page = sign_in(&SignInPage {
+            client_name: "Claude",
+            client_id: "fgdc1.eyJuIjoiQ2xhdWRlIn0.c2VhbA",
+            redirect_uri: "https://claude.ai/api/mcp/auth_callback",
+            ticket: "t",
+            csrf: "c",
+            error: None,
+        });
+        assert!(page.contains("its name is what it says about itself"));
+        assert!(
+            !page.contains("fgdc1."),
+            "the sealed id means nothing to a person"
+        );
+        let page = sign_in(&SignInPage {
+            client_id: "https://app.example.com/c.json",
+            ..SignInPage {
+                client_name: "App",
+                client_id: "",
+                redirect_uri: "https://app.example.com/cb",
+                ticket: "t",
+                csrf: "c",
+                error: None,
+            }
+        });
+        assert!(page.contains("<code>https://app.example.com/c.json</code>"));
+    }
     use crate::oauth::pkce::challenge_of;
 
     const SECRET: &[u8] = b"a deployment secret of enough length";
