@@ -380,12 +380,20 @@ async function registered(name = "bad input client") {
 }
 
 /** Runs the pages by hand with a known verifier; returns {code, clientId, verifier}. */
-async function codeFor(member) {
+async function codeFor(member, proof) {
   const clientId = await registered();
   const verifier = randomBytes(32).toString("base64url");
   const url = authorizeUrl({ client_id: clientId, code_challenge: createHash("sha256").update(verifier).digest("base64url") });
-  const code = await approve(url, await signInCode(member));
+  const code = await approve(url, proof ?? (await signInCode(member)));
   return { code, clientId, verifier };
+}
+
+/** A code exchanged for a token pair: {pair, clientId}. */
+async function pairFor(member, proof) {
+  const { code, clientId, verifier } = await codeFor(member, proof);
+  const pair = await token({ grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId });
+  assert.equal(pair.status, 200, JSON.stringify(pair.json));
+  return { pair: pair.json, clientId };
 }
 
 describe("bad input, each with its exact answer", () => {
@@ -515,6 +523,49 @@ describe("bad input, each with its exact answer", () => {
     const body = await refused.json();
     assert.equal(body.error, "too_many_requests");
     assert.match(body.error_description, /more than 50 registrations from this address in a minute/);
+  });
+
+  test("a redirect_uri at the token endpoint other than the authorization request's", async () => {
+    const { code, clientId, verifier } = await codeFor(member);
+    const answer = await token({ grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: "http://127.0.0.1:9/other", client_id: clientId });
+    assert.equal(answer.status, 400);
+    assert.equal(answer.json.error, "invalid_grant");
+    assert.equal(answer.json.error_description, "redirect_uri must be the one of the authorization request");
+  });
+
+  test("a token issued for another resource (origin) is refused", async () => {
+    const { pair } = await pairFor(member);
+    // The same worker reached by another name is another resource: the audience differs.
+    const other = BASE.replace("127.0.0.1", "localhost");
+    const answer = await fetch(`${other}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${pair.access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    assert.equal(answer.status, 401);
+    assert.match(answer.headers.get("www-authenticate") ?? "", /error_description="the access token was issued for another resource"/);
+    assert.ok((answer.headers.get("www-authenticate") ?? "").includes(`resource_metadata="${other}/.well-known/oauth-protected-resource/mcp"`));
+  });
+
+  test("a member who holds a grant may sign in with it instead of a code", async () => {
+    const grant = await issueGrant(TENANT, member, "laptop");
+    const { pair } = await pairFor(member, grant.grant);
+    assert.equal((await whoamiWith(pair.access_token)).json.result.structuredContent.member, member);
+  });
+
+  test("revoke_my_grant revokes the member's own authorization, not another member's", async () => {
+    const admin1 = uniqueId("oa");
+    await putMember(TENANT, admin1, "admin");
+    const { pair } = await pairFor(admin1);
+    const listed = await rpc("tools/call", { name: "list_my_grants", arguments: {} }, { grant: pair.access_token });
+    const family = listed.json.result.structuredContent.grants.find((g) => g.client);
+    assert.ok(family, listed.text);
+    const stranger = await rpc("tools/call", { name: "revoke_my_grant", arguments: { grant_id: family.id } }, { grant: GRANTS.bob });
+    assert.equal(stranger.json.result.isError, true, "bob cannot revoke another member's authorization");
+    assert.equal((await whoamiWith(pair.access_token)).status, 200);
+    const own = await rpc("tools/call", { name: "revoke_my_grant", arguments: { grant_id: family.id } }, { grant: pair.access_token });
+    assert.notEqual(own.json.result.isError, true, own.text);
+    assert.equal((await whoamiWith(pair.access_token)).status, 401);
   });
 
   test("a static grant keeps working beside OAuth", async () => {
