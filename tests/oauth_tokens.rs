@@ -904,3 +904,42 @@ fn a_roster_without_tables_answers_reads_and_writes_nothing() {
         OAuthReply::Revoked
     );
 }
+
+#[test]
+fn housekeeping_deletes_only_what_expired_a_day_ago() {
+    let (mut s, mut rng) = (store(), counter());
+    let tokens = signed_in(&mut s, &mut rng, "ada");
+    issue_sign_in(&mut s, "acme", "bob", &rng(), T0).unwrap();
+    let count =
+        |s: &Sqlite| -> i64 { s.0.query_row(COUNT_EXPIRING_SQL, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count(&s),
+        4,
+        "the spent code, the sign-in code and the token pair"
+    );
+    let purge = |s: &Sqlite, now: i64| {
+        for statement in PURGE_EXPIRED_SQL {
+            s.0.execute(statement, [now - EXPIRED_KEPT_MS]).unwrap();
+        }
+    };
+    // Two hours on: the code (60 s), the sign-in code (15 min) and the access token (1 h) have
+    // expired, but less than a day ago; nothing goes.
+    purge(&s, T0 + 2 * 3600 * 1000);
+    assert_eq!(count(&s), 4);
+    // A day and two hours on they go; the refresh token (30 days) stays and still works.
+    let later = T0 + EXPIRED_KEPT_MS + 2 * 3600 * 1000;
+    purge(&s, later);
+    assert_eq!(count(&s), 1);
+    let refreshed = exchange(
+        &mut s,
+        &refresh_request(&tokens.refresh_token),
+        RESOURCE,
+        &mut rng,
+        later,
+    );
+    assert!(refreshed.is_ok(), "{refreshed:?}");
+    let families: i64 =
+        s.0.query_row("SELECT COUNT(*) FROM oauth_families", [], |r| r.get(0))
+            .unwrap();
+    assert_eq!(families, 1, "families stay for the grants listing");
+}

@@ -23,6 +23,7 @@ use crate::roster::{
 
 #[durable_object]
 pub struct Roster {
+    state: State,
     sql: SqlStorage,
     /// Whether the tables exist. An object nobody wrote to has none, and reads leave it so.
     ready: Cell<bool>,
@@ -37,6 +38,7 @@ impl DurableObject for Roster {
     fn new(state: State, _env: Env) -> Self {
         let roster = Roster {
             sql: state.storage().sql(),
+            state,
             ready: Cell::new(false),
         };
         // An existing roster gets any statement a newer schema added; a new one waits for
@@ -62,7 +64,13 @@ impl DurableObject for Roster {
         let body: Value = req.json().await?;
         if body.get("oauth").is_some() {
             let reply = match serde_json::from_value::<OAuthCommand>(body) {
-                Ok(command) => self.run_oauth(command),
+                Ok(command) => {
+                    let reply = self.run_oauth(command);
+                    if reply.stored_something() {
+                        self.keep_house_later().await;
+                    }
+                    reply
+                }
                 Err(e) => OAuthReply::Refused {
                     error: crate::oauth::OAuthError::new(
                         crate::oauth::ErrorCode::ServerError,
@@ -87,6 +95,26 @@ impl DurableObject for Roster {
             Err(error) => json!({ "err": error }),
         };
         Response::from_json(&body)
+    }
+
+    /// Housekeeping: deletes the codes and tokens that expired a day ago, and comes back while
+    /// any remain.
+    async fn alarm(&self) -> Result<Response> {
+        let cutoff = worker::Date::now().as_millis() as i64 - oauth_token::EXPIRED_KEPT_MS;
+        for statement in oauth_token::PURGE_EXPIRED_SQL {
+            self.sql.exec(statement, vec![(cutoff as f64).into()])?;
+        }
+        let left: Vec<Count> = self
+            .sql
+            .exec(oauth_token::COUNT_EXPIRING_SQL, None)?
+            .to_array()?;
+        if left.first().is_some_and(|c| c.n > 0.0) {
+            self.state
+                .storage()
+                .set_alarm(oauth_token::HOUSEKEEPING_EVERY_MS)
+                .await?;
+        }
+        Response::ok("")
     }
 }
 
@@ -170,6 +198,18 @@ fn storage(e: worker::Error) -> RosterError {
 }
 
 impl Roster {
+    /// Makes sure the housekeeping will run: an alarm, unless one is set already.
+    async fn keep_house_later(&self) {
+        let storage = self.state.storage();
+        let result = match storage.get_alarm().await {
+            Ok(Some(_)) => Ok(()),
+            _ => storage.set_alarm(oauth_token::HOUSEKEEPING_EVERY_MS).await,
+        };
+        if let Err(e) = result {
+            worker::console_error!("scheduling the roster's housekeeping failed: {e}");
+        }
+    }
+
     fn create_tables(&self) -> std::result::Result<(), RosterError> {
         // The OAuth tables refer to `members`, so they come after the roster's own.
         for statement in SCHEMA.iter().chain(oauth_token::SCHEMA.iter()) {

@@ -108,6 +108,19 @@ pub enum OAuthReply {
     },
 }
 
+impl OAuthReply {
+    /// Whether the command stored a code or a token, which the housekeeping will delete once
+    /// it has long expired.
+    pub fn stored_something(&self) -> bool {
+        matches!(
+            self,
+            OAuthReply::SignInIssued { .. }
+                | OAuthReply::CodeIssued { .. }
+                | OAuthReply::Tokens { .. }
+        )
+    }
+}
+
 /// Runs one command over a tenant's token storage.
 pub fn run<S: TokenStore>(store: &mut S, command: OAuthCommand) -> OAuthReply {
     match command {

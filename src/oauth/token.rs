@@ -275,6 +275,21 @@ pub const SELECT_SIGN_IN_SQL: &str = "SELECT s.member_id, s.expires_at, s.used_a
 /// `(now, hash)`.
 pub const USE_SIGN_IN_SQL: &str =
     "UPDATE oauth_sign_in_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL";
+/// An expired code, sign-in code or token is kept this long (a late replay still reads as
+/// expired rather than unknown), then the roster's housekeeping deletes it.
+pub const EXPIRED_KEPT_MS: i64 = 24 * 3600 * 1000;
+/// How often the housekeeping runs while a roster holds OAuth rows.
+pub const HOUSEKEEPING_EVERY_MS: i64 = 6 * 3600 * 1000;
+/// `(cutoff)` each: deletes what expired before the cutoff (`now - EXPIRED_KEPT_MS`). Families
+/// stay: they are what the grants listing shows, revoked or not.
+pub const PURGE_EXPIRED_SQL: [&str; 3] = [
+    "DELETE FROM oauth_codes WHERE expires_at < ?",
+    "DELETE FROM oauth_sign_in_codes WHERE expires_at < ?",
+    "DELETE FROM oauth_tokens WHERE expires_at < ?",
+];
+/// Whether any row is left for the housekeeping to come back for; read `n`.
+pub const COUNT_EXPIRING_SQL: &str = "SELECT (SELECT COUNT(*) FROM oauth_codes) + (SELECT COUNT(*) FROM oauth_sign_in_codes) + (SELECT COUNT(*) FROM oauth_tokens) AS n";
+
 /// `(member_id or NULL for all)`: the families to list beside grants, with the client's name.
 pub const LIST_FAMILIES_SQL: &str =
     "SELECT id, member_id, client_id, client_name, scope, created_at, revoked_at, revoked_reason
