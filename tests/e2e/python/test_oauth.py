@@ -8,14 +8,18 @@ tokens connect without a new sign-in, an expired token is refreshed by the SDK a
 spent refresh token presented again revokes the family (and the SDK signs in again), and removing
 the member fails the stored access token with `invalid_token`.
 
-The SDK's Client ID Metadata Document support is not exercised: `client_metadata_url` must be an
-https URL, and this deployment can serve a document only over loopback http.
+A client named by its Client ID Metadata Document runs too: the SDK's own `client_metadata_url`
+must be https, which this deployment cannot serve, so the document's loopback URL is handed to the
+provider as its stored client id; the gateway fetches and checks the document as for any client.
 """
 
 from __future__ import annotations
 
 import html
+import http.server
 import importlib.metadata
+import json
+import threading
 import os
 import re
 import secrets
@@ -358,3 +362,51 @@ def leaves(error):
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in leaves(inner)]
     return [error]
+
+
+class DocumentServer:
+    """A client's metadata document on loopback (the deployment allows loopback http)."""
+
+    def __init__(self, name):
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = json.dumps(
+                    {"client_id": outer.url, "client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
+                ).encode()
+                self.send_response(200 if self.path == "/client.json" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/client.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_a_client_named_by_its_metadata_document():
+    document = DocumentServer("Python metadata document client")
+    try:
+        member = Member(new_member())
+        storage = MemoryStorage()
+        storage.client_info = OAuthClientInformationFull(
+            client_id=document.url, redirect_uris=[REDIRECT], token_endpoint_auth_method="none"
+        )
+        identity, sent = connect(provider_for(member, storage), whoami)
+    finally:
+        document.close()
+    assert identity["member"] == member.member
+    assert ("POST", "/register", 201) not in sent, "no registration: the document names the client"
+    [url] = member.authorization_urls
+    params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+    assert params["client_id"] == document.url
+    assert "Python metadata document client" in member.consent, "the name comes from the document"
+    assert f"<code>{document.url}</code>" in member.consent
