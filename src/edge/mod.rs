@@ -174,8 +174,9 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         }
     };
     log.emit(response.status_code());
-    // A refused origin gets no CORS grant, so a browser cannot even read the refusal.
-    if origin_ok {
+    // A refused origin gets no CORS grant, so a browser cannot even read the refusal; the
+    // sign-in pages are for the member's own browser, never for another site's script.
+    if origin_ok && path != crate::oauth::AUTHORIZE_PATH {
         with_cors(response, origin.as_deref())
     } else {
         Ok(response)

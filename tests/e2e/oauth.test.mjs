@@ -130,6 +130,16 @@ async function token(fields) {
 }
 
 describe("discovery", () => {
+  test("the JSON endpoints answer any origin; the pages grant no origin", async () => {
+    const other = "https://elsewhere.example";
+    const metadata = await fetch(`${BASE}/.well-known/oauth-authorization-server`, { headers: { Origin: other } });
+    assert.equal(metadata.status, 200);
+    assert.equal(metadata.headers.get("access-control-allow-origin"), other, "browser-based clients read the metadata");
+    const page = await fetch(authorizeUrl({ client_id: await registered() }), { headers: { Origin: other } });
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get("access-control-allow-origin"), null, "no site's script reads a sign-in page");
+  });
+
   test("a 401 on /mcp names the protected resource metadata", async () => {
     const response = await fetch(MCP_URL, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
     assert.equal(response.status, 401);
