@@ -136,6 +136,20 @@ impl Document {
 
 /// The KV key of the deployment's connector directory.
 pub const DIRECTORY_KEY: &str = "directory";
+/// The KV key of the directory's version: [`crate::cache::documents_fingerprint`] of its text,
+/// written after it, so an isolate learns of a change from a few bytes.
+pub const DIRECTORY_VERSION_KEY: &str = "version/directory";
+
+/// The KV key of a tenant's documents' version: the fingerprint of its catalog and policy as
+/// stored, written after each of them.
+pub fn tenant_version_key(tenant: &str) -> String {
+    format!("version/tenant/{tenant}")
+}
+
+/// A tenant's documents' version: the fingerprint of the catalog and the policy, in that order.
+pub fn tenant_version(catalog: Option<&str>, policy: Option<&str>) -> String {
+    crate::cache::documents_fingerprint(&[catalog.map(str::as_bytes), policy.map(str::as_bytes)])
+}
 /// Every tenant document's KV key starts with this.
 pub const TENANT_KEY_PREFIX: &str = "tenant/";
 /// A directory update checks at most this many tenants' stored documents against itself (two KV
@@ -719,6 +733,11 @@ pub struct DirectoryWrite {
 }
 
 impl DirectoryWrite {
+    /// The directory's version, to store under [`DIRECTORY_VERSION_KEY`] after the text.
+    pub fn version(&self) -> String {
+        crate::cache::documents_fingerprint(&[Some(self.text.as_bytes())])
+    }
+
     /// The audit object (the deployment's) and its row.
     pub fn audit(&self) -> (&'static str, AuditEntry) {
         (
@@ -785,10 +804,12 @@ impl DocumentWrite {
             Document::Catalog => (text, sibling),
             Document::Policy => (sibling, text),
         };
+        let version = tenant_version(catalog, policy);
         match crate::tenant::check_documents(&self.tenant, directory, catalog, policy, self.rules) {
             Ok(summary) => Ok(CheckedDocument {
                 write: self,
                 summary,
+                version,
             }),
             Err(errors) => Err(AdminError::InvalidDocument(errors)),
         }
@@ -800,6 +821,9 @@ impl DocumentWrite {
 pub struct CheckedDocument {
     pub write: DocumentWrite,
     pub summary: Summary,
+    /// The tenant's documents' version once this one is stored, for
+    /// [`tenant_version_key`].
+    pub version: String,
 }
 
 impl CheckedDocument {

@@ -39,6 +39,28 @@ pub fn prepared_bytes(document_bytes: usize) -> usize {
     document_bytes.saturating_mul(PREPARED_BYTES_PER_DOCUMENT_BYTE)
 }
 
+/// The fingerprint of a set of documents as stored (`None`: nothing stored). The admin write
+/// publishes it as the documents' version key and the isolate computes it over what it read,
+/// so both sides must use this one function.
+pub fn documents_fingerprint(parts: &[Option<&[u8]>]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        match part {
+            Some(bytes) => {
+                hasher.update((bytes.len() as u64).to_le_bytes());
+                hasher.update(bytes);
+            }
+            None => hasher.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 struct Entry<T> {
     value: Rc<T>,
     fingerprint: String,
@@ -166,6 +188,26 @@ impl<T> TenantCache<T> {
         }
     }
 
+    /// Renews the cached copy when it was prepared from documents with this fingerprint (read
+    /// from a small version key), so an unchanged tenant costs no document read; `None` when
+    /// there is no such copy and the documents must be read.
+    pub fn renew_if_unchanged(
+        &mut self,
+        tenant: &str,
+        fingerprint: &str,
+        now_ms: i64,
+    ) -> Option<Rc<T>> {
+        self.uses += 1;
+        let uses = self.uses;
+        let entry = self.entries.get_mut(tenant)?;
+        if entry.fingerprint != fingerprint {
+            return None;
+        }
+        entry.checked_at = now_ms;
+        entry.last_used = uses;
+        Some(entry.value.clone())
+    }
+
     /// KV could not be read: serve the last good copy if there is one.
     pub fn read_failed<E>(&mut self, tenant: &str, now_ms: i64, error: E) -> Offer<T, E> {
         self.keep_last_good(tenant, now_ms, error)
@@ -192,6 +234,44 @@ mod tests {
             Offer::Unchanged(v) | Offer::Replaced(v) | Offer::KeptLastGood(v, _) => (*v).clone(),
             Offer::Failed(_) => panic!("no value"),
         }
+    }
+
+    #[test]
+    fn a_version_that_matches_renews_without_preparing() {
+        let mut cache: TenantCache<&str> = TenantCache::new(DEFAULT_TTL_MS);
+        assert!(
+            cache.renew_if_unchanged("acme", "v1", 0).is_none(),
+            "nothing cached"
+        );
+        let _ = cache.offer::<()>("acme", "v1", 0, 10, || Ok("first"));
+        assert!(matches!(
+            cache.lookup("acme", DEFAULT_TTL_MS),
+            Lookup::Stale
+        ));
+        assert_eq!(
+            cache
+                .renew_if_unchanged("acme", "v1", DEFAULT_TTL_MS)
+                .as_deref(),
+            Some(&"first")
+        );
+        assert!(matches!(
+            cache.lookup("acme", DEFAULT_TTL_MS + 1),
+            Lookup::Fresh(_)
+        ));
+        assert!(cache
+            .renew_if_unchanged("acme", "v2", DEFAULT_TTL_MS)
+            .is_none());
+        assert!(cache
+            .renew_if_unchanged("other", "v1", DEFAULT_TTL_MS)
+            .is_none());
+    }
+
+    #[test]
+    fn fingerprints_tell_absent_from_empty_and_keep_parts_apart() {
+        let f = documents_fingerprint;
+        assert_ne!(f(&[None]), f(&[Some(b"")]));
+        assert_ne!(f(&[Some(b"ab"), Some(b"c")]), f(&[Some(b"a"), Some(b"bc")]));
+        assert_eq!(f(&[Some(b"x"), None]), f(&[Some(b"x"), None]));
     }
 
     #[test]

@@ -31,7 +31,7 @@ impl Deployment {
     pub fn prepare(directory_json: Option<&str>) -> Result<Deployment, DocumentErrors> {
         let text = directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#);
         let directory = Directory::parse(text)?;
-        let fingerprint = crate::grant::hash_token(text);
+        let fingerprint = crate::cache::documents_fingerprint(&[directory_json.map(str::as_bytes)]);
         let docs = directory
             .connectors()
             .iter()

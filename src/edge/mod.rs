@@ -748,8 +748,13 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             None => refuse(&AdminError::NothingStored(key)),
         },
         Plan::PutDirectory(write) => {
-            store::kv(env)?
-                .put(admin::DIRECTORY_KEY, write.text.as_str())?
+            let kv = store::kv(env)?;
+            kv.put(admin::DIRECTORY_KEY, write.text.as_str())?
+                .execute()
+                .await?;
+            // After the text: an isolate that sees the new version reads the new text (or, while
+            // KV propagates, an older one whose fingerprint differs, and so reads again).
+            kv.put(admin::DIRECTORY_VERSION_KEY, write.version())?
                 .execute()
                 .await?;
             let (object, entry) = write.audit();
@@ -766,6 +771,12 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
                 Err(refusal) => return refuse(&refusal),
             };
             kv.put(&checked.key(), checked.text())?.execute().await?;
+            kv.put(
+                &admin::tenant_version_key(&checked.write.tenant),
+                checked.version.as_str(),
+            )?
+            .execute()
+            .await?;
             let (object, entry) = checked.audit();
             let audited = audit(env, object, entry).await;
             answer(checked.answer(audited))

@@ -475,6 +475,32 @@ describe("catalog: bad documents", () => {
     assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
   });
 
+  test("an unchanged version key: past the TTL the documents are not read again", async () => {
+    passBound();
+    const before = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
+    assert.ok(before.some((n) => n.startsWith("slack_")), "alice sees Slack");
+    // A valid policy that takes Slack from alice, written to KV without the admin API, so the
+    // tenant's version key still names the stored documents the isolate prepared.
+    const narrowed = structuredClone(POLICY);
+    narrowed.roles.support.connectors.allow = ["cal-com"];
+    try {
+      await kvPut(`tenant/${TENANT}/policy`, JSON.stringify(narrowed));
+      passBound();
+      assert.deepEqual((await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name), before, "the version did not change: nothing was re-read");
+      // The same document through the admin API publishes a new version: it applies.
+      const put = await putDoc("policy", narrowed);
+      assert.equal(put.status, 200, put.text);
+      passBound();
+      const after = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
+      assert.ok(!after.some((n) => n.startsWith("slack_")), `Slack is gone once the version changed: ${after}`);
+    } finally {
+      const restore = await putDoc("policy", POLICY);
+      assert.equal(restore.status, 200, restore.text);
+      passBound();
+    }
+    assert.deepEqual((await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name), before);
+  });
+
   test("a corrupt document written behind the gateway's back: the last good copy keeps serving past the TTL", async () => {
     passBound();
     const before = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
