@@ -96,6 +96,9 @@ pub enum Route {
     },
     GetDirectory,
     PutDirectory,
+    /// Writes the version keys of the directory and of one page of tenants from their stored
+    /// documents: after an upgrade from a gateway that wrote none, or to repair one.
+    RebuildVersions,
     ListExecutions {
         tenant: String,
     },
@@ -210,6 +213,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
         }
     };
     match segments.as_slice() {
+        ["versions", "rebuild"] => only("POST", Route::RebuildVersions),
         ["directory"] => match method {
             "GET" => Ok(Route::GetDirectory),
             "PUT" => Ok(Route::PutDirectory),
@@ -311,6 +315,18 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
 pub struct PutMemberBody {
     pub role: String,
 }
+
+/// Body of `POST /admin/v1/versions/rebuild` (optional): where the last call stopped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RebuildVersionsBody {
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// KV keys listed per `versions/rebuild` call (two per tenant), so one call stays well inside
+/// a request's subrequest limit; the answer's `next_cursor` continues.
+pub const REBUILD_KEYS_PER_CALL: u64 = 200;
 
 /// Body of `POST …/members/{m}/grants` (optional).
 #[derive(Debug, Default, Deserialize)]
@@ -495,6 +511,9 @@ pub enum Plan {
         member: String,
         now: i64,
     },
+    /// Write the version keys of the directory (on the first page) and of the tenants on one
+    /// page of the KV listing, from where `cursor` says.
+    RebuildVersions { cursor: Option<String> },
     /// Answer with the document stored in KV under `key`, as stored, or
     /// [`AdminError::NothingStored`].
     Read { key: String },
@@ -593,6 +612,16 @@ pub fn decide(
                 limit: EXECUTION_ROWS_SHOWN,
             },
         ),
+        Route::RebuildVersions => {
+            let parsed: RebuildVersionsBody = if body.is_empty() {
+                RebuildVersionsBody::default()
+            } else {
+                parse_body(body)?
+            };
+            Ok(Plan::RebuildVersions {
+                cursor: parsed.cursor,
+            })
+        }
         Route::GetDirectory => Ok(Plan::Read {
             key: DIRECTORY_KEY.to_owned(),
         }),

@@ -593,3 +593,53 @@ fn the_shells_refusals_keep_their_messages() {
         Ok(Route::PutMember { .. })
     ));
 }
+
+#[test]
+fn versions_rebuild_pages_through_the_tenants_from_a_cursor() {
+    assert_eq!(
+        plan("POST", "/admin/v1/versions/rebuild", b""),
+        Ok(Plan::RebuildVersions { cursor: None })
+    );
+    assert_eq!(
+        plan("POST", "/admin/v1/versions/rebuild", br#"{"cursor": "c1"}"#),
+        Ok(Plan::RebuildVersions {
+            cursor: Some("c1".into())
+        })
+    );
+    assert!(matches!(
+        refusal("POST", "/admin/v1/versions/rebuild", br#"{"from": 1}"#).status,
+        400
+    ));
+    assert_eq!(
+        route("GET", "/admin/v1/versions/rebuild"),
+        Err(RouteError::MethodNotAllowed("POST"))
+    );
+}
+
+#[test]
+fn a_checked_document_carries_the_version_the_isolate_will_compute() {
+    let write = |document: Document, text: &str| {
+        let path = format!("/admin/v1/tenants/acme/{}", document.name());
+        match plan("PUT", &path, text.as_bytes()) {
+            Ok(Plan::PutDocument(write)) => write,
+            other => panic!("{other:?}"),
+        }
+    };
+    let catalog = r#"{"schema": 1, "tenant": "acme", "connectors": [], "connections": []}"#;
+    let policy = r#"{"schema": 1, "tenant": "acme", "roles": {}}"#;
+    let checked = write(Document::Policy, policy)
+        .check(Some(r#"{"schema": 1, "connectors": []}"#), Some(catalog))
+        .expect("valid documents");
+    assert_eq!(
+        checked.version,
+        floorgate::admin::tenant_version(Some(catalog), Some(policy)),
+        "catalog first, policy second, whichever was written"
+    );
+    assert_eq!(
+        checked.version,
+        floorgate::cache::documents_fingerprint(&[
+            Some(catalog.as_bytes()),
+            Some(policy.as_bytes())
+        ])
+    );
+}

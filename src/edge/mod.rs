@@ -739,6 +739,50 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             }
             answer(admin::sign_in_answer(&member, reply))
         }
+        Plan::RebuildVersions { cursor } => {
+            let kv = store::kv(env)?;
+            let first_page = cursor.is_none();
+            if first_page {
+                let text = kv.get(admin::DIRECTORY_KEY).text().await?;
+                let version =
+                    crate::cache::documents_fingerprint(&[text.as_deref().map(str::as_bytes)]);
+                kv.put(admin::DIRECTORY_VERSION_KEY, version)?
+                    .execute()
+                    .await?;
+            }
+            let mut list = kv
+                .list()
+                .prefix(admin::TENANT_KEY_PREFIX.to_owned())
+                .limit(admin::REBUILD_KEYS_PER_CALL);
+            if let Some(c) = cursor {
+                list = list.cursor(c);
+            }
+            let page = list.execute().await?;
+            let mut tenants: Vec<String> = Vec::new();
+            for key in &page.keys {
+                let tenant = Document::Catalog
+                    .tenant_of_key(&key.name)
+                    .or_else(|| Document::Policy.tenant_of_key(&key.name));
+                if let Some(t) = tenant {
+                    if !tenants.iter().any(|seen| seen == t) {
+                        tenants.push(t.to_owned());
+                    }
+                }
+            }
+            for tenant in &tenants {
+                let catalog = kv.get(&Document::Catalog.kv_key(tenant)).text().await?;
+                let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
+                let version = admin::tenant_version(catalog.as_deref(), policy.as_deref());
+                kv.put(&admin::tenant_version_key(tenant), version)?
+                    .execute()
+                    .await?;
+            }
+            let next = page.cursor.filter(|_| !page.list_complete);
+            json_response(
+                200,
+                &json!({"directory": first_page, "tenants": tenants, "next_cursor": next}),
+            )
+        }
         Plan::Read { key } => match store::kv(env)?.get(&key).text().await? {
             Some(text) => {
                 let response = Response::ok(text)?;
