@@ -4,6 +4,7 @@
 //! on the host. Time, randomness and I/O are handed in by the caller (the Worker shell or the
 //! CLI), never fetched here, so the same code ranks, resolves and dispatches in both.
 
+pub mod accounts;
 pub mod admin;
 pub mod binding;
 pub mod cache;
@@ -25,6 +26,7 @@ pub mod schema;
 pub mod tenant;
 pub mod tokenize;
 pub mod upstream;
+pub mod vault;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

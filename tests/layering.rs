@@ -14,7 +14,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "vocabulary and primitives",
         &[
-            "binding", "cache", "mcp", "names", "roster", "scaffold", "tokenize",
+            "accounts", "binding", "cache", "mcp", "names", "roster", "scaffold", "tokenize",
         ],
     ),
     (
@@ -22,7 +22,10 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["catalog", "grant", "rank", "upstream"],
     ),
     ("checks over documents", &["oauth", "schema"]),
-    ("refusals and restrictions", &["call_error", "policy"]),
+    (
+        "refusals, restrictions, sealing",
+        &["call_error", "policy", "vault"],
+    ),
     ("the gateway's own operations", &["control"]),
     ("the resolver", &["resolver"]),
     (

@@ -154,3 +154,128 @@ fn a_flood_of_member_rows_never_evicts_an_operator_row() {
         bound
     );
 }
+
+mod accounts {
+    use super::roster;
+    use floorgate::accounts::{
+        DELETE_SQL, LIST_SQL, SCHEMA, SELECT_SQL, SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL, SHARED,
+        UPSERT_SQL,
+    };
+    use floorgate::roster::SET_STATUS_SQL;
+    use rusqlite::{params, Connection, OptionalExtension};
+
+    fn with_accounts() -> Connection {
+        let db = roster();
+        for _ in 0..2 {
+            for statement in SCHEMA {
+                db.execute_batch(statement).unwrap();
+            }
+        }
+        for (connection, member, sealed) in [
+            ("jira", "ada", "fgv1.1.ada"),
+            ("jira", "bob", "fgv1.1.bob"),
+            ("slack", SHARED, "fgv1.1.shared"),
+        ] {
+            db.execute(UPSERT_SQL, params![connection, member, sealed, 5])
+                .unwrap();
+        }
+        db
+    }
+
+    fn sealed(db: &Connection, connection: &str, member: &str) -> Option<String> {
+        db.query_row(SELECT_SQL, params![connection, member], |r| r.get(0))
+            .optional()
+            .unwrap()
+    }
+
+    #[test]
+    fn each_member_reads_their_own_account_and_the_shared_one() {
+        let db = with_accounts();
+        assert_eq!(sealed(&db, "jira", "ada").as_deref(), Some("fgv1.1.ada"));
+        assert_eq!(sealed(&db, "jira", "bob").as_deref(), Some("fgv1.1.bob"));
+        assert_eq!(
+            sealed(&db, "slack", SHARED).as_deref(),
+            Some("fgv1.1.shared")
+        );
+        assert_eq!(
+            sealed(&db, "slack", "ada"),
+            None,
+            "no personal slack account"
+        );
+        let listed: Vec<(String, String)> = db
+            .prepare(LIST_SQL)
+            .unwrap()
+            .query_map(params!["ada"], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("jira".into(), "ada".into()),
+                ("slack".into(), String::new())
+            ],
+            "never another member's account"
+        );
+    }
+
+    #[test]
+    fn reconnecting_replaces_the_credential_and_clears_the_status() {
+        let db = with_accounts();
+        db.execute(
+            SET_ACCOUNT_STATUS_SQL,
+            params!["needs_reconnect", 6, "jira", "ada"],
+        )
+        .unwrap();
+        db.execute(UPSERT_SQL, params!["jira", "ada", "fgv1.1.new", 7])
+            .unwrap();
+        let (value, status, created): (String, String, i64) = db
+            .query_row(
+                "SELECT sealed, status, created_at FROM connected_accounts WHERE connection_id = 'jira' AND member_id = 'ada'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (value.as_str(), status.as_str(), created),
+            ("fgv1.1.new", "connected", 5)
+        );
+        db.execute(DELETE_SQL, params!["jira", "ada"]).unwrap();
+        assert_eq!(sealed(&db, "jira", "ada"), None);
+    }
+
+    #[test]
+    fn removing_a_member_deletes_their_accounts_in_the_same_statement() {
+        let db = with_accounts();
+        db.execute(SET_STATUS_SQL, params!["suspended", 10, "ada"])
+            .unwrap();
+        assert_eq!(
+            sealed(&db, "jira", "ada"),
+            None,
+            "a suspended member's account is not read"
+        );
+        let kept: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM connected_accounts WHERE member_id = 'ada'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, 1, "suspension keeps it for a reinstatement");
+        db.execute(SET_STATUS_SQL, params!["removed", 11, "ada"])
+            .unwrap();
+        let left: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM connected_accounts WHERE member_id = 'ada'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0, "removal deletes the credential");
+        assert_eq!(sealed(&db, "jira", "bob").as_deref(), Some("fgv1.1.bob"));
+        assert_eq!(
+            sealed(&db, "slack", SHARED).as_deref(),
+            Some("fgv1.1.shared")
+        );
+    }
+}

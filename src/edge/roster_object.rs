@@ -211,8 +211,12 @@ impl Roster {
     }
 
     fn create_tables(&self) -> std::result::Result<(), RosterError> {
-        // The OAuth tables refer to `members`, so they come after the roster's own.
-        for statement in SCHEMA.iter().chain(oauth_token::SCHEMA.iter()) {
+        // The OAuth and account tables refer to `members`, so they come after the roster's own.
+        for statement in SCHEMA
+            .iter()
+            .chain(oauth_token::SCHEMA.iter())
+            .chain(crate::accounts::SCHEMA.iter())
+        {
             self.sql.exec(statement, None).map_err(|e| {
                 RosterError::Storage(format!("roster schema statement failed: {e}"))
             })?;
