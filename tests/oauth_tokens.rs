@@ -17,11 +17,17 @@ const CLIENT: &str = "https://app.example.com/client.json";
 const REDIRECT: &str = "https://app.example.com/cb";
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const T0: i64 = 1_700_000_000_000;
+/// The deployment's token key in these tests (`OAuthKeys::tokens` in the Worker).
+const TOKEN_KEY: &[u8] = b"the token key of the test deployment";
 
 struct Sqlite(Connection);
 
 impl TokenStore for Sqlite {
     type Error = rusqlite::Error;
+
+    fn token_key(&self) -> &[u8] {
+        TOKEN_KEY
+    }
 
     fn insert_code(&mut self, c: &CodeRecord) -> Result<(), Self::Error> {
         self.0
@@ -440,10 +446,10 @@ fn each_bad_code_exchange_has_its_exact_answer() {
         );
     }
     let mut s = store();
-    let unknown = mint(TokenKind::AuthorizationCode, "acme", &[200; 32]).token;
+    let unknown = mint(TokenKind::AuthorizationCode, "acme", &[200; 32], TOKEN_KEY).token;
     let err = exchange(&mut s, &code_request(&unknown), RESOURCE, &mut rng, T0).unwrap_err();
     assert_eq!(err.description, "unknown authorization code");
-    let refresh_as_code = mint(TokenKind::Refresh, "acme", &[201; 32]).token;
+    let refresh_as_code = mint(TokenKind::Refresh, "acme", &[201; 32], TOKEN_KEY).token;
     let err = exchange(
         &mut s,
         &code_request(&refresh_as_code),
@@ -502,7 +508,7 @@ fn access_tokens_fail_when_expired_foreign_or_of_the_wrong_kind() {
         invalid_token("this is a refresh token where an access token is expected")
     );
     // A token minted for another tenant is unknown to this tenant's roster.
-    let foreign = mint(TokenKind::Access, "globex", &[77; 32]).token;
+    let foreign = mint(TokenKind::Access, "globex", &[77; 32], TOKEN_KEY).token;
     assert_eq!(
         authenticate(&mut s, &foreign, RESOURCE, T0 + 2000),
         invalid_token("unknown access token")
@@ -637,7 +643,7 @@ fn revocation_follows_rfc_7009() {
     assert_eq!(
         revoke(
             &mut s,
-            &mint(TokenKind::Access, "acme", &[99; 32]).token,
+            &mint(TokenKind::Access, "acme", &[99; 32], TOKEN_KEY).token,
             None,
             T0
         ),
@@ -697,12 +703,12 @@ fn sign_in_codes_are_single_use_short_lived_and_hashed() {
         redeem_sign_in(&mut s, &late, T0 + SIGN_IN_CODE_TTL_MS),
         Err(SignInError::Expired)
     );
-    let unknown = read(&mint(TokenKind::SignIn, "acme", &[44; 32]).token).unwrap();
+    let unknown = read(&mint(TokenKind::SignIn, "acme", &[44; 32], TOKEN_KEY).token).unwrap();
     assert_eq!(
         redeem_sign_in(&mut s, &unknown, T0),
         Err(SignInError::Unknown)
     );
-    let access = read(&mint(TokenKind::Access, "acme", &[45; 32]).token).unwrap();
+    let access = read(&mint(TokenKind::Access, "acme", &[45; 32], TOKEN_KEY).token).unwrap();
     assert_eq!(
         redeem_sign_in(&mut s, &access, T0),
         Err(SignInError::Malformed)
@@ -942,4 +948,47 @@ fn housekeeping_deletes_only_what_expired_a_day_ago() {
         s.0.query_row("SELECT COUNT(*) FROM oauth_families", [], |r| r.get(0))
             .unwrap();
     assert_eq!(families, 1, "families stay for the grants listing");
+}
+
+#[test]
+fn issued_tokens_carry_a_mac_that_the_shell_checks_before_any_lookup() {
+    let (mut s, mut rng) = (store(), counter());
+    let tokens = signed_in(&mut s, &mut rng, "ada");
+    let claim = verify(&tokens.access_token, TokenKind::Access, TOKEN_KEY).unwrap();
+    assert_eq!(claim.tenant, "acme");
+    assert!(verify(&tokens.refresh_token, TokenKind::Refresh, TOKEN_KEY).is_ok());
+    // Another deployment's key, or one changed character: refused as forged, no store needed.
+    assert_eq!(
+        verify(
+            &tokens.access_token,
+            TokenKind::Access,
+            b"another deployment"
+        ),
+        Err(TokenFormatError::Forged)
+    );
+    let mut forged = tokens.access_token.clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == 'A' { 'B' } else { 'A' });
+    assert!(matches!(
+        verify(&forged, TokenKind::Access, TOKEN_KEY),
+        Err(TokenFormatError::Forged | TokenFormatError::NotAToken)
+    ));
+    // The right shape under the right prefix, random bytes: forged.
+    let random = format!("fga1.acme.{}", "A".repeat(43));
+    assert_eq!(
+        verify(&random, TokenKind::Access, TOKEN_KEY),
+        Err(TokenFormatError::Forged)
+    );
+    // A token request names its tenant only once the MAC verifies.
+    let forged_refresh = refresh_request(&format!("fgr1.acme.{}", "A".repeat(43)));
+    assert_eq!(
+        forged_refresh.tenant(TOKEN_KEY).unwrap_err().code,
+        ErrorCode::InvalidGrant
+    );
+    assert_eq!(
+        refresh_request(&tokens.refresh_token)
+            .tenant(TOKEN_KEY)
+            .unwrap(),
+        "acme"
+    );
 }

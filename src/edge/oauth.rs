@@ -22,12 +22,12 @@ use crate::gateway;
 use crate::oauth::authorize::{self, AuthorizeError, PageError};
 use crate::oauth::client::{self, CimdUrl, Client, ClientError, ClientId, Fetched, CIMD_FETCH};
 use crate::oauth::command::{OAuthCommand, OAuthReply, Randomness, SECRETS_PER_COMMAND};
-use crate::oauth::encoding::hmac_sha256;
 use crate::oauth::limit::WindowCounter;
 use crate::oauth::metadata::{self, BearerChallenge};
 use crate::oauth::pages::{self, Form, Ticket};
 use crate::oauth::params::Params;
 use crate::oauth::token::{self, Approval, SignInError, TokenKind, TokenRequest, SECRET_BYTES};
+use crate::oauth::OAuthKeys;
 use crate::oauth::{
     ErrorCode, OAuthError, Site, AUTHORIZE_PATH, NO_STORE_HEADERS, REGISTER_PATH, REVOKE_PATH,
     TOKEN_PATH,
@@ -50,18 +50,14 @@ pub fn site(req: &Request, config: &Config) -> std::result::Result<Site, String>
     }
 }
 
-/// The key of the pages' CSRF tokens and tickets and of registered client ids, derived from
-/// the grant key (one secret to rotate; an HMAC under a label keeps the uses apart).
-fn oauth_secret(env: &Env) -> std::result::Result<[u8; 32], String> {
+/// The OAuth keys, derived from the grant key; why there are none when it is unusable.
+fn oauth_keys(env: &Env) -> std::result::Result<OAuthKeys, String> {
     super::grant_key(env)?;
     let stored = env
         .secret(crate::binding::GRANT_MAC_KEY)
         .map(|s| s.to_string())
         .map_err(|e| e.to_string())?;
-    Ok(hmac_sha256(
-        stored.as_bytes(),
-        b"floorgate oauth pages and registrations v1",
-    ))
+    Ok(OAuthKeys::derive(&stored))
 }
 
 pub fn randomness() -> Option<Randomness> {
@@ -89,7 +85,16 @@ pub async fn authenticate_access(
     bearer: &str,
     now: i64,
 ) -> Result<std::result::Result<Identity, BearerChallenge>> {
-    let claim = match token::read_kind(bearer, TokenKind::Access) {
+    let keys = match oauth_keys(env) {
+        Ok(keys) => keys,
+        Err(_) => {
+            return Ok(Err(BearerChallenge::InvalidToken(
+                "access tokens cannot be checked on this gateway just now".into(),
+            )))
+        }
+    };
+    // A forged token ends here: no Durable Object is touched for it.
+    let claim = match token::verify(bearer, TokenKind::Access, &keys.tokens) {
         Ok(claim) => claim,
         Err(e) => return Ok(Err(BearerChallenge::InvalidToken(e.to_string()))),
     };
@@ -151,8 +156,8 @@ pub async fn serve(req: Request, env: &Env, config: &Config, path: &str) -> Resu
             _ => super::http::error_response(405, "method not allowed: GET this document"),
         };
     }
-    let secret = match oauth_secret(env) {
-        Ok(secret) => secret,
+    let keys = match oauth_keys(env) {
+        Ok(keys) => keys,
         Err(problem) => {
             worker::console_error!("oauth unavailable: {problem}");
             return oauth_error(&OAuthError::new(
@@ -162,16 +167,19 @@ pub async fn serve(req: Request, env: &Env, config: &Config, path: &str) -> Resu
         }
     };
     let now = super::clock(&req, config);
+    let secret = keys.pages;
     match (path, method) {
         (p, Method::Post) if p == REGISTER_PATH => register(req, config, &secret, now).await,
         (p, Method::Get) if p == AUTHORIZE_PATH => {
             authorize_get(req, config, &site, &secret, now).await
         }
         (p, Method::Post) if p == AUTHORIZE_PATH => {
-            authorize_post(req, env, config, &site, &secret, now).await
+            authorize_post(req, env, config, &site, &keys, now).await
         }
-        (p, Method::Post) if p == TOKEN_PATH => token_post(req, env, &site, now).await,
-        (p, Method::Post) if p == REVOKE_PATH => revoke_post(req, env, now).await,
+        (p, Method::Post) if p == TOKEN_PATH => {
+            token_post(req, env, &site, &keys.tokens, now).await
+        }
+        (p, Method::Post) if p == REVOKE_PATH => revoke_post(req, env, &keys.tokens, now).await,
         _ => super::http::error_response(405, "method not allowed"),
     }
 }
@@ -438,9 +446,10 @@ async fn authorize_post(
     env: &Env,
     config: &Config,
     site: &Site,
-    secret: &[u8],
+    keys: &OAuthKeys,
     now: i64,
 ) -> Result<Response> {
+    let secret: &[u8] = &keys.pages;
     let binding = binding_of(&req);
     let params = match read_form(&mut req).await {
         Ok(params) => params,
@@ -474,7 +483,7 @@ async fn authorize_post(
         Form::SignIn => {
             let code = params.get(pages::FIELD_CODE).unwrap_or("").trim();
             let sealed = params.get(pages::FIELD_TICKET).unwrap_or("");
-            let (tenant, member) = match sign_in(env, code, now).await? {
+            let (tenant, member) = match sign_in(env, code, &keys.tokens, now).await? {
                 Ok(who) => who,
                 Err(why) => {
                     return sign_in_page(sealed, &ticket, secret, &binding, now, Some(&why))
@@ -550,6 +559,7 @@ async fn authorize_post(
 async fn sign_in(
     env: &Env,
     code: &str,
+    token_key: &[u8],
     now: i64,
 ) -> Result<std::result::Result<(String, String), String>> {
     if crate::grant::looks_like_grant(code) {
@@ -572,8 +582,10 @@ async fn sign_in(
             },
         );
     }
-    let claim = match token::read_kind(code, TokenKind::SignIn) {
+    // A forged code (right shape, wrong MAC) is unknown, and costs no Durable Object call.
+    let claim = match token::verify(code, TokenKind::SignIn, token_key) {
         Ok(claim) => claim,
+        Err(token::TokenFormatError::Forged) => return Ok(Err(SignInError::Unknown.to_string())),
         Err(_) => return Ok(Err(SignInError::Malformed.to_string())),
     };
     let command = OAuthCommand::RedeemSignIn {
@@ -611,7 +623,13 @@ async fn reaches(env: &Env, config: &Config, tenant: &str, member: &str, now: i6
 
 // --- the token endpoints -----------------------------------------------------------------
 
-async fn token_post(mut req: Request, env: &Env, site: &Site, now: i64) -> Result<Response> {
+async fn token_post(
+    mut req: Request,
+    env: &Env,
+    site: &Site,
+    token_key: &[u8],
+    now: i64,
+) -> Result<Response> {
     let params = match read_form(&mut req).await {
         Ok(params) => params,
         Err(error) => return oauth_error(&error),
@@ -620,7 +638,7 @@ async fn token_post(mut req: Request, env: &Env, site: &Site, now: i64) -> Resul
         Ok(request) => request,
         Err(error) => return oauth_error(&error),
     };
-    let tenant = match request.tenant() {
+    let tenant = match request.tenant(token_key) {
         Ok(tenant) => tenant,
         Err(error) => return oauth_error(&error),
     };
@@ -647,7 +665,7 @@ async fn token_post(mut req: Request, env: &Env, site: &Site, now: i64) -> Resul
 }
 
 /// RFC 7009: an unknown or foreign token is answered 200 like a revoked one.
-async fn revoke_post(mut req: Request, env: &Env, now: i64) -> Result<Response> {
+async fn revoke_post(mut req: Request, env: &Env, token_key: &[u8], now: i64) -> Result<Response> {
     let params = match read_form(&mut req).await {
         Ok(params) => params,
         Err(error) => return oauth_error(&error),
@@ -655,7 +673,12 @@ async fn revoke_post(mut req: Request, env: &Env, now: i64) -> Result<Response> 
     let Some(text) = params.get("token") else {
         return oauth_error(&invalid_request("token is required"));
     };
-    let Ok(claim) = token::read(text) else {
+    // Only access and refresh tokens are revocable; a forged one is answered like an unknown
+    // one, without a lookup.
+    let claim = [TokenKind::Refresh, TokenKind::Access]
+        .into_iter()
+        .find_map(|kind| token::verify(text, kind, token_key).ok());
+    let Some(claim) = claim else {
         return no_store(Response::empty()?.with_status(200));
     };
     let command = OAuthCommand::Revoke {

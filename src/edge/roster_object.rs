@@ -27,6 +27,9 @@ pub struct Roster {
     sql: SqlStorage,
     /// Whether the tables exist. An object nobody wrote to has none, and reads leave it so.
     ready: Cell<bool>,
+    /// The key codes and tokens are minted under; `None` without a usable grant key (then
+    /// nothing is minted, and the shell refuses every OAuth request before it gets here).
+    token_key: Option<[u8; 32]>,
 }
 
 #[derive(Deserialize)]
@@ -35,11 +38,18 @@ struct Count {
 }
 
 impl DurableObject for Roster {
-    fn new(state: State, _env: Env) -> Self {
+    fn new(state: State, env: Env) -> Self {
+        let token_key = env
+            .secret(crate::binding::GRANT_MAC_KEY)
+            .ok()
+            .map(|s| s.to_string())
+            .filter(|key| crate::grant::GrantKey::new(Some(key)).is_ok())
+            .map(|key| crate::oauth::OAuthKeys::derive(&key).tokens);
         let roster = Roster {
             sql: state.storage().sql(),
             state,
             ready: Cell::new(false),
+            token_key,
         };
         // An existing roster gets any statement a newer schema added; a new one waits for
         // its first write.
@@ -282,8 +292,20 @@ impl Roster {
                 };
             }
         }
+        let Some(key) = &self.token_key else {
+            return OAuthReply::Refused {
+                error: crate::oauth::OAuthError::new(
+                    crate::oauth::ErrorCode::TemporarilyUnavailable,
+                    "the gateway's grant key is not configured",
+                ),
+            };
+        };
         if self.ready.get() {
-            oauth_command::run(&mut SqlTokens(&self.sql), command)
+            let mut store = SqlTokens {
+                sql: &self.sql,
+                key,
+            };
+            oauth_command::run(&mut store, command)
         } else {
             oauth_command::run(&mut NoTables, command)
         }

@@ -13,7 +13,11 @@ use crate::oauth::token::{
     SELECT_TOKEN_SQL, USE_CODE_SQL, USE_SIGN_IN_SQL, USE_TOKEN_SQL,
 };
 
-pub struct SqlTokens<'a>(pub &'a SqlStorage);
+pub struct SqlTokens<'a> {
+    pub sql: &'a SqlStorage,
+    /// The deployment's token key (`oauth::OAuthKeys::tokens`).
+    pub key: &'a [u8],
+}
 
 fn text(value: &str) -> SqlStorageValue {
     value.to_owned().into()
@@ -71,7 +75,7 @@ struct SignInRow {
 
 impl SqlTokens<'_> {
     fn write(&self, sql: &str, values: Vec<SqlStorageValue>) -> worker::Result<usize> {
-        let cursor = self.0.exec(sql, values)?;
+        let cursor = self.sql.exec(sql, values)?;
         // Reading the cursor to its end runs the statement to completion before counting.
         let _: Vec<Value> = cursor.to_array()?;
         Ok(cursor.rows_written())
@@ -82,13 +86,17 @@ impl SqlTokens<'_> {
         sql: &str,
         key: &str,
     ) -> worker::Result<Option<T>> {
-        let rows: Vec<T> = self.0.exec(sql, vec![text(key)])?.to_array()?;
+        let rows: Vec<T> = self.sql.exec(sql, vec![text(key)])?.to_array()?;
         Ok(rows.into_iter().next())
     }
 }
 
 impl TokenStore for SqlTokens<'_> {
     type Error = worker::Error;
+
+    fn token_key(&self) -> &[u8] {
+        self.key
+    }
 
     fn insert_code(&mut self, c: &CodeRecord) -> worker::Result<()> {
         self.write(

@@ -156,6 +156,24 @@ impl fmt::Display for OAuthError {
     }
 }
 
+/// The two keys the OAuth surface uses, derived from the deployment's grant key (one secret to
+/// set and rotate; an HMAC under a label keeps their uses apart): the pages' CSRF tokens,
+/// tickets and sealed registrations, and the MAC inside every code and token.
+pub struct OAuthKeys {
+    pub pages: [u8; 32],
+    pub tokens: [u8; 32],
+}
+
+impl OAuthKeys {
+    pub fn derive(grant_mac_key: &str) -> OAuthKeys {
+        let key = |label: &[u8]| encoding::hmac_sha256(grant_mac_key.as_bytes(), label);
+        OAuthKeys {
+            pages: key(b"floorgate oauth pages and registrations v1"),
+            tokens: key(b"floorgate oauth tokens v1"),
+        }
+    }
+}
+
 /// Headers every token, registration and revocation answer carries (RFC 6749 §5.1).
 pub const NO_STORE_HEADERS: [(&str, &str); 2] =
     [("Cache-Control", "no-store"), ("Pragma", "no-cache")];

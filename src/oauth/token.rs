@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
-use super::encoding::{b64url_decode, b64url_encode, hex};
+use super::encoding::{b64url_decode, b64url_encode, constant_time_eq, hex, mac};
 use super::metadata::BearerChallenge;
 use super::pkce::Challenge;
 use super::{ErrorCode, OAuthError, SCOPE_MCP, TOKEN_TYPE_BEARER};
@@ -97,26 +97,74 @@ pub struct Minted {
     pub hash: String,
 }
 
-/// `<prefix>.<tenant>.<43 base64url characters>`.
-pub fn mint(kind: TokenKind, tenant: &str, secret: &[u8; SECRET_BYTES]) -> Minted {
-    let token = format!("{}.{tenant}.{}", kind.prefix(), b64url_encode(secret));
+/// Random bytes of a token's secret part; the rest is its MAC.
+const RANDOM_PART: usize = SECRET_BYTES / 2;
+
+/// The MAC of a token's random part, under the deployment's token key.
+fn token_mac(key: &[u8], kind: TokenKind, tenant: &str, random: &[u8]) -> [u8; RANDOM_PART] {
+    let full = mac(
+        key,
+        &[
+            b"floorgate oauth token v1",
+            kind.prefix().as_bytes(),
+            tenant.as_bytes(),
+            random,
+        ],
+    );
+    let mut out = [0u8; RANDOM_PART];
+    out.copy_from_slice(&full[..RANDOM_PART]);
+    out
+}
+
+/// `<prefix>.<tenant>.<43 base64url characters>`: 16 random bytes from `secret` and their
+/// 16-byte MAC under `key`, so the shell refuses a forged token before any storage is read
+/// ([`verify`]); the stored hash remains the authority.
+pub fn mint(kind: TokenKind, tenant: &str, secret: &[u8; SECRET_BYTES], key: &[u8]) -> Minted {
+    let random = &secret[..RANDOM_PART];
+    let mut body = [0u8; SECRET_BYTES];
+    body[..RANDOM_PART].copy_from_slice(random);
+    body[RANDOM_PART..].copy_from_slice(&token_mac(key, kind, tenant, random));
+    let token = format!("{}.{tenant}.{}", kind.prefix(), b64url_encode(&body));
     Minted {
         hash: hash_token(&token),
         token,
     }
 }
 
+/// Reads a token of `kind` and checks its MAC: a forged or foreign token (another deployment's
+/// key) ends here, with no lookup.
+pub fn verify(text: &str, kind: TokenKind, key: &[u8]) -> Result<TokenClaim, TokenFormatError> {
+    let claim = read_kind(text, kind)?;
+    let secret = text
+        .rsplit('.')
+        .next()
+        .and_then(b64url_decode)
+        .ok_or(TokenFormatError::NotAToken)?;
+    let (random, tag) = secret.split_at(RANDOM_PART);
+    if !constant_time_eq(tag, &token_mac(key, kind, &claim.tenant, random)) {
+        return Err(TokenFormatError::Forged);
+    }
+    Ok(claim)
+}
+
 /// Why a string is not a token of ours (nothing was looked up).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenFormatError {
     NotAToken,
-    WrongKind { expected: TokenKind, got: TokenKind },
+    /// The shape of a token, but not one this deployment issued (its MAC does not verify).
+    Forged,
+    WrongKind {
+        expected: TokenKind,
+        got: TokenKind,
+    },
 }
 
 impl fmt::Display for TokenFormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TokenFormatError::NotAToken => write!(f, "not a token issued by this server"),
+            TokenFormatError::NotAToken | TokenFormatError::Forged => {
+                write!(f, "not a token issued by this server")
+            }
             TokenFormatError::WrongKind { expected, got } => write!(
                 f,
                 "this is {} where {} is expected",
@@ -378,6 +426,8 @@ pub struct StoredSignIn {
 /// the conditional update changed a row (false: it was spent already).
 pub trait TokenStore {
     type Error: fmt::Display;
+    /// The deployment's token key, which codes and tokens are minted under ([`mint`]).
+    fn token_key(&self) -> &[u8];
     fn insert_code(&mut self, code: &CodeRecord) -> Result<(), Self::Error>;
     fn select_code(&mut self, hash: &str) -> Result<Option<StoredCode>, Self::Error>;
     fn use_code(&mut self, hash: &str, now: i64) -> Result<bool, Self::Error>;
@@ -420,7 +470,12 @@ pub fn issue_code<S: TokenStore>(
     random: &mut impl FnMut() -> [u8; SECRET_BYTES],
     now: i64,
 ) -> Result<String, OAuthError> {
-    let minted = mint(TokenKind::AuthorizationCode, &approval.tenant, &random());
+    let minted = mint(
+        TokenKind::AuthorizationCode,
+        &approval.tenant,
+        &random(),
+        store.token_key(),
+    );
     let family_id = format!("f_{}", hex(&random()[..12]));
     store
         .insert_code(&CodeRecord {
@@ -502,13 +557,14 @@ impl TokenRequest {
         }
     }
 
-    /// The tenant whose roster must answer: read from the code or refresh token.
-    pub fn tenant(&self) -> Result<String, OAuthError> {
+    /// The tenant whose roster must answer, read from the code or refresh token once its MAC
+    /// verifies under the deployment's token `key` (a forged one reads no storage).
+    pub fn tenant(&self, key: &[u8]) -> Result<String, OAuthError> {
         let (text, kind) = match self {
             TokenRequest::AuthorizationCode { code, .. } => (code, TokenKind::AuthorizationCode),
             TokenRequest::RefreshToken { refresh_token, .. } => (refresh_token, TokenKind::Refresh),
         };
-        read_kind(text, kind)
+        verify(text, kind, key)
             .map(|claim| claim.tenant)
             .map_err(|e| invalid_grant(e.to_string()))
     }
@@ -544,8 +600,8 @@ fn issue_pair<S: TokenStore>(
     random: &mut impl FnMut() -> [u8; SECRET_BYTES],
     now: i64,
 ) -> Result<TokenResponse, OAuthError> {
-    let access = mint(TokenKind::Access, tenant, &random());
-    let refresh = mint(TokenKind::Refresh, tenant, &random());
+    let access = mint(TokenKind::Access, tenant, &random(), store.token_key());
+    let refresh = mint(TokenKind::Refresh, tenant, &random(), store.token_key());
     for (minted, kind, ttl) in [
         (&access, TokenKind::Access, ACCESS_TOKEN_TTL_MS),
         (&refresh, TokenKind::Refresh, REFRESH_TOKEN_TTL_MS),
@@ -823,7 +879,7 @@ pub fn issue_sign_in<S: TokenStore>(
     secret: &[u8; SECRET_BYTES],
     now: i64,
 ) -> Result<(String, i64), S::Error> {
-    let minted = mint(TokenKind::SignIn, tenant, secret);
+    let minted = mint(TokenKind::SignIn, tenant, secret, store.token_key());
     let expires_at = now + SIGN_IN_CODE_TTL_MS;
     store.insert_sign_in(&SignInRecord {
         hash: minted.hash,
@@ -893,7 +949,7 @@ mod tests {
 
     #[test]
     fn tokens_carry_kind_and_tenant_and_nothing_else() {
-        let minted = mint(TokenKind::Access, "acme", &[9; SECRET_BYTES]);
+        let minted = mint(TokenKind::Access, "acme", &[9; SECRET_BYTES], b"test key");
         assert!(minted.token.starts_with("fga1.acme."));
         assert_eq!(minted.token.len(), "fga1.acme.".len() + 43);
         let claim = read(&minted.token).unwrap();
@@ -906,13 +962,18 @@ mod tests {
             TokenKind::Refresh,
             TokenKind::SignIn,
         ] {
-            assert_eq!(read(&mint(kind, "t", &[1; 32]).token).unwrap().kind, kind);
+            assert_eq!(
+                read(&mint(kind, "t", &[1; 32], b"test key").token)
+                    .unwrap()
+                    .kind,
+                kind
+            );
         }
     }
 
     #[test]
     fn malformed_tokens_are_refused_before_any_lookup() {
-        let good = mint(TokenKind::Refresh, "acme", &[3; SECRET_BYTES]).token;
+        let good = mint(TokenKind::Refresh, "acme", &[3; SECRET_BYTES], b"test key").token;
         for bad in [
             "",
             "fgr1.acme",
@@ -976,18 +1037,21 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidClient);
         let refresh = TokenRequest::RefreshToken {
-            refresh_token: mint(TokenKind::Refresh, "acme", &[1; 32]).token,
+            refresh_token: mint(TokenKind::Refresh, "acme", &[1; 32], b"test key").token,
             client_id: "c".into(),
             scope: None,
             resource: None,
         };
-        assert_eq!(refresh.tenant().unwrap(), "acme");
+        assert_eq!(refresh.tenant(b"test key").unwrap(), "acme");
         let wrong = TokenRequest::RefreshToken {
-            refresh_token: mint(TokenKind::Access, "acme", &[1; 32]).token,
+            refresh_token: mint(TokenKind::Access, "acme", &[1; 32], b"test key").token,
             client_id: "c".into(),
             scope: None,
             resource: None,
         };
-        assert_eq!(wrong.tenant().unwrap_err().code, ErrorCode::InvalidGrant);
+        assert_eq!(
+            wrong.tenant(b"test key").unwrap_err().code,
+            ErrorCode::InvalidGrant
+        );
     }
 }
