@@ -79,3 +79,13 @@ async def walk_tool_pages(list_page: Callable[[str | None], Awaitable[Any]]) -> 
     assert len(cursors) == max(0, -(-len(tools) // PAGE_SIZE) - 1), "pages = ceil(tools / page size)"
     assert "whoami" in names, f"whoami is listed among {names}"
     return tools
+
+
+def send_json(handler: Any, status: int, value: Any) -> None:
+    """Answers a stdlib `BaseHTTPRequestHandler` request with `value` as JSON (test servers)."""
+    body = json.dumps(value).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)

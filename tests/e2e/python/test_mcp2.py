@@ -27,6 +27,7 @@ from fg_e2e import (
     TENANT,
     bearer,
     run,
+    send_json,
     walk_tool_pages,
 )
 from mcp.client import Client
@@ -161,12 +162,7 @@ def upstream_tenant():
         def do_GET(self):  # noqa: N802 (the stdlib's name)
             recorded.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
             url = urllib.parse.urlsplit(self.path)
-            body = json.dumps({"method": "GET", "path": url.path, "query": dict(urllib.parse.parse_qsl(url.query))}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, 200, {"method": "GET", "path": url.path, "query": dict(urllib.parse.parse_qsl(url.query))})
 
         def log_message(self, *args):
             pass

@@ -18,7 +18,6 @@ from __future__ import annotations
 import html
 import http.server
 import importlib.metadata
-import json
 import threading
 import os
 import re
@@ -28,7 +27,7 @@ import urllib.parse
 
 import httpx2
 import pytest
-from fg_e2e import BASE, MCP_URL, TENANT, run
+from fg_e2e import BASE, MCP_URL, TENANT, run, send_json
 from mcp.client import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -372,14 +371,8 @@ class DocumentServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                body = json.dumps(
-                    {"client_id": outer.url, "client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
-                ).encode()
-                self.send_response(200 if self.path == "/client.json" else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                document = {"client_id": outer.url, "client_name": name, "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
+                send_json(self, 200 if self.path == "/client.json" else 404, document)
 
             def log_message(self, *args):
                 pass
