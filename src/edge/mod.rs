@@ -504,12 +504,14 @@ const INSTRUCTIONS: &str = "floorgate gives you the tools of your organisation's
 When search_tools is listed, find a connected tool with it (an empty result means no connected tool matches: say so rather than guessing), \
 then run it with execute_tool. Call whoami to see which member you act as.";
 
-/// The time the core sees. Test deployments may shift it to age the caches without sleeping.
+/// The time the core sees. Test deployments may move it forward (never back: nothing expired
+/// may come back) to age caches, codes and tokens without sleeping.
 fn clock(req: &Request, config: &Config) -> i64 {
     let offset = if config.test_clock {
         header(req, "x-floorgate-test-clock-offset-ms")
             .and_then(|v| v.parse::<i64>().ok())
             .unwrap_or(0)
+            .max(0)
     } else {
         0
     };

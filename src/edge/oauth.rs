@@ -176,9 +176,7 @@ pub async fn serve(req: Request, env: &Env, config: &Config, path: &str) -> Resu
         (p, Method::Post) if p == AUTHORIZE_PATH => {
             authorize_post(req, env, config, &site, &keys, now).await
         }
-        (p, Method::Post) if p == TOKEN_PATH => {
-            token_post(req, env, &site, &keys.tokens, now).await
-        }
+        (p, Method::Post) if p == TOKEN_PATH => token_post(req, env, &site, &keys, now).await,
         (p, Method::Post) if p == REVOKE_PATH => revoke_post(req, env, &keys.tokens, now).await,
         _ => super::http::error_response(405, "method not allowed"),
     }
@@ -216,7 +214,7 @@ async fn register(mut req: Request, config: &Config, secret: &[u8], now: i64) ->
             .get_or_insert_with(|| {
                 WindowCounter::new(config.registrations_per_minute, MAX_COUNTED_ADDRESSES)
             })
-            .admit(&address, now)
+            .admit(&address, super::now_ms())
     });
     if let Err(retry_after) = admitted {
         let response = no_store(json_response(
@@ -247,7 +245,10 @@ async fn register(mut req: Request, config: &Config, secret: &[u8], now: i64) ->
         }
     };
     match client::register(&body, secret, now / 1000) {
-        Ok(client) => no_store(json_response(201, &client::registration_response(&client))?),
+        Ok(client) => no_store(json_response(
+            201,
+            &client::registration_response(&client, secret),
+        )?),
         Err(error) => oauth_error(&error.to_oauth()),
     }
 }
@@ -398,26 +399,28 @@ async fn authorize_get(
     let request = match authorize::validate(&params, &client, site) {
         Ok(request) => request,
         Err(AuthorizeError::Page(e)) => return error_page(400, &e.to_string()),
-        Err(AuthorizeError::Redirect(e)) => return redirect(&e.location()),
+        Err(AuthorizeError::Redirect(e)) => {
+            let html = pages::error_with_return(&e.error.description, &e.location());
+            return page(400, html, None);
+        }
     };
-    let (binding, fresh) = match binding_of(&req) {
-        Some(binding) => (binding, false),
+    let binding = match binding_of(&req) {
+        Some(binding) => binding,
         None => {
             let mut random = [0u8; pages::BINDING_BYTES];
             if getrandom::getrandom(&mut random).is_err() {
                 return error_page(500, "The gateway has no randomness just now. Try again.");
             }
-            (pages::new_binding(&random), true)
+            pages::new_binding(&random)
         }
     };
     let ticket = Ticket::new(&request, now);
     let sealed = ticket.seal(secret, &binding);
     let response = sign_in_page(&sealed, &ticket, secret, &binding, now, None)?;
-    if fresh {
-        response
-            .headers()
-            .set("Set-Cookie", &pages::binding_cookie(&binding))?;
-    }
+    // Set on every sign-in page, so the cookie lives as long as the ticket it binds.
+    response
+        .headers()
+        .set("Set-Cookie", &pages::binding_cookie(&binding))?;
     Ok(response)
 }
 
@@ -623,16 +626,72 @@ async fn reaches(env: &Env, config: &Config, tenant: &str, member: &str, now: i6
 
 // --- the token endpoints -----------------------------------------------------------------
 
+/// The client's credentials from `Authorization: Basic` (RFC 6749 §2.3.1: each part
+/// form-encoded), if sent.
+fn basic_credentials(req: &Request) -> Option<(String, String)> {
+    let value = header(req, "Authorization")?;
+    let (scheme, encoded) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = crate::oauth::encoding::b64_decode_standard(encoded.trim())?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (id, secret) = text.split_once(':')?;
+    let pairs = Params::parse(&format!("i={id}&s={secret}")).ok()?;
+    Some((pairs.get("i")?.to_owned(), pairs.get("s")?.to_owned()))
+}
+
+fn invalid_client(basic: bool) -> Result<Response> {
+    let response = oauth_error(&OAuthError::new(
+        ErrorCode::InvalidClient,
+        "the client secret does not match this client_id: register again",
+    ))?;
+    if basic {
+        response
+            .headers()
+            .set("WWW-Authenticate", "Basic realm=\"floorgate\"")?;
+    }
+    Ok(response)
+}
+
 async fn token_post(
     mut req: Request,
     env: &Env,
     site: &Site,
-    token_key: &[u8],
+    keys: &OAuthKeys,
     now: i64,
 ) -> Result<Response> {
-    let params = match read_form(&mut req).await {
+    let token_key: &[u8] = &keys.tokens;
+    let basic = basic_credentials(&req);
+    let form = match read_form(&mut req).await {
         Ok(params) => params,
         Err(error) => return oauth_error(&error),
+    };
+    // A registered client's secret, in the form or in Basic auth, must verify; the client_id
+    // of Basic auth stands in for a missing one in the form. Public clients send none.
+    let presented = match (&basic, form.get("client_secret")) {
+        (Some((id, secret)), _) => {
+            if form.get("client_id").is_some_and(|form_id| form_id != id) {
+                return invalid_client(true);
+            }
+            Some((id.clone(), secret.clone(), true))
+        }
+        (None, Some(secret)) => form
+            .get("client_id")
+            .map(|id| (id.to_owned(), secret.to_owned(), false)),
+        (None, None) => None,
+    };
+    if let Some((id, secret, is_basic)) = &presented {
+        if !client::check_client_secret(id, secret, &keys.pages) {
+            return invalid_client(*is_basic);
+        }
+    }
+    let params = match &presented {
+        Some((id, _, _)) if form.get("client_id").is_none() => Params::from_pairs(
+            form.iter()
+                .chain(std::iter::once(("client_id", id.as_str()))),
+        ),
+        _ => form,
     };
     let request = match TokenRequest::parse(&params) {
         Ok(request) => request,

@@ -92,6 +92,9 @@ pub enum AuthorizeError {
     Redirect(RedirectError),
 }
 
+/// Longest `state` carried through the pages (it rides in the sealed ticket).
+pub const MAX_STATE_BYTES: usize = 1024;
+
 /// Step one: which client the request names (the shell looks it up next).
 pub fn client_id(params: &Params, allow_loopback: bool) -> Result<ClientId, PageError> {
     let text = params.get("client_id").ok_or(PageError::MissingClientId)?;
@@ -117,6 +120,11 @@ pub fn validate(
         }));
     }
     let state = params.get("state").map(str::to_owned);
+    if state.as_ref().is_some_and(|s| s.len() > MAX_STATE_BYTES) {
+        return Err(AuthorizeError::Page(PageError::BadParams(format!(
+            "state is longer than {MAX_STATE_BYTES} bytes"
+        ))));
+    }
     let redirect = |code: ErrorCode, description: String| {
         AuthorizeError::Redirect(RedirectError {
             redirect_uri: requested.to_owned(),

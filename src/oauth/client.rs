@@ -361,6 +361,10 @@ pub struct Client {
     pub client_name: Option<String>,
     pub redirect_uris: Vec<RedirectUri>,
     pub kind: ClientKind,
+    /// A registered client that asked to authenticate at the token endpoint
+    /// (`client_secret_post` or `client_secret_basic`, which Claude.ai asks for); `None` for a
+    /// public client. PKCE protects either way.
+    pub secret_method: Option<&'static str>,
 }
 
 impl Client {
@@ -392,7 +396,11 @@ impl Client {
 struct Metadata {
     client_name: Option<String>,
     redirect_uris: Vec<RedirectUri>,
+    secret_method: Option<&'static str>,
 }
+
+/// The token endpoint authentication methods a registration may ask for besides `none`.
+pub const SECRET_METHODS: [&str; 2] = ["client_secret_post", "client_secret_basic"];
 
 fn read_metadata(object: &Map<String, Value>) -> Result<Metadata, ClientError> {
     let bad = |why: &str| ClientError::BadDocument(why.to_owned());
@@ -430,6 +438,12 @@ fn read_metadata(object: &Map<String, Value>) -> Result<Metadata, ClientError> {
             if name.chars().any(char::is_control) {
                 return Err(bad("client_name holds control characters"));
             }
+            // Bidirectional overrides and invisible marks make a name read as another one.
+            if name.chars().any(|c| {
+                matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
+            }) {
+                return Err(bad("client_name holds invisible or direction-changing characters"));
+            }
             (!name.is_empty()).then(|| name.to_owned())
         }
         Some(_) => return Err(bad("client_name must be a string")),
@@ -439,15 +453,18 @@ fn read_metadata(object: &Map<String, Value>) -> Result<Metadata, ClientError> {
             "client_secret must not be present: this server has public clients only",
         ));
     }
-    match object.get("token_endpoint_auth_method") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(m)) if m == AUTH_METHOD_NONE => {}
+    let secret_method = match object.get("token_endpoint_auth_method") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(m)) if m == AUTH_METHOD_NONE => None,
+        Some(Value::String(m)) if SECRET_METHODS.contains(&m.as_str()) => {
+            SECRET_METHODS.iter().find(|s| **s == m.as_str()).copied()
+        }
         Some(other) => {
             return Err(ClientError::BadDocument(format!(
-                "token_endpoint_auth_method {other} is not supported: use \"none\" (public client with PKCE)"
+                "token_endpoint_auth_method {other} is not supported: use \"none\" (public client with PKCE), \"client_secret_post\" or \"client_secret_basic\""
             )))
         }
-    }
+    };
     check_listed(
         object,
         "grant_types",
@@ -463,6 +480,7 @@ fn read_metadata(object: &Map<String, Value>) -> Result<Metadata, ClientError> {
     Ok(Metadata {
         client_name,
         redirect_uris,
+        secret_method,
     })
 }
 
@@ -534,11 +552,17 @@ pub fn read_document(url: &CimdUrl, fetched: Fetched<'_>) -> Result<Client, Clie
         None => return Err(ClientError::BadDocument("client_id is missing".to_owned())),
     }
     let metadata = read_metadata(object)?;
+    if metadata.secret_method.is_some() {
+        return Err(ClientError::BadDocument(
+            "a client metadata document describes a public client: token_endpoint_auth_method must be \"none\"".to_owned(),
+        ));
+    }
     Ok(Client {
         client_id: url.as_str().to_owned(),
         client_name: metadata.client_name,
         redirect_uris: metadata.redirect_uris,
         kind: ClientKind::MetadataDocument,
+        secret_method: None,
     })
 }
 
@@ -578,13 +602,21 @@ pub fn register(body: &[u8], secret: &[u8], now_seconds: i64) -> Result<Client, 
         .as_object()
         .ok_or_else(|| ClientError::NotJson("it is not an object".to_owned()))?;
     let metadata = read_metadata(object)?;
-    let record = json!({
+    let mut record = json!({
         "n": metadata.client_name,
         "r": metadata.redirect_uris.iter().map(RedirectUri::as_str).collect::<Vec<_>>(),
         "t": now_seconds,
     });
+    if let Some(method) = metadata.secret_method {
+        record["a"] = json!(method);
+    }
     let payload = b64url_encode(record.to_string().as_bytes());
     let seal = b64url_encode(&mac(secret, &[DCR_DOMAIN, payload.as_bytes()]));
+    if REGISTERED_PREFIX.len() + payload.len() + 1 + seal.len() > MAX_URL_BYTES {
+        return Err(ClientError::BadDocument(format!(
+            "the registration does not fit a client_id of {MAX_URL_BYTES} bytes: register fewer or shorter redirect URIs"
+        )));
+    }
     Ok(Client {
         client_id: format!("{REGISTERED_PREFIX}{payload}.{seal}"),
         client_name: metadata.client_name,
@@ -592,6 +624,7 @@ pub fn register(body: &[u8], secret: &[u8], now_seconds: i64) -> Result<Client, 
         kind: ClientKind::Registered {
             issued_at: now_seconds,
         },
+        secret_method: metadata.secret_method,
     })
 }
 
@@ -625,11 +658,32 @@ pub fn open_registered(client_id: &str, secret: &[u8]) -> Result<Client, ClientE
         kind: ClientKind::Registered {
             issued_at: record["t"].as_i64().ok_or(ClientError::BadRegisteredId)?,
         },
+        secret_method: record["a"]
+            .as_str()
+            .and_then(|m| SECRET_METHODS.iter().find(|s| **s == m).copied()),
     })
 }
 
-/// The registration response body (RFC 7591 §3.2.1), sent with `201 Created`.
-pub fn registration_response(client: &Client) -> Value {
+const DCR_SECRET_DOMAIN: &[u8] = b"floorgate dcr client secret v1";
+
+/// A registered client's secret: derived from its id, so nothing is stored; it verifies only
+/// for the id it was issued with.
+pub fn client_secret(client_id: &str, secret: &[u8]) -> String {
+    b64url_encode(&mac(secret, &[DCR_SECRET_DOMAIN, client_id.as_bytes()]))
+}
+
+/// Checks a client secret presented at the token endpoint.
+pub fn check_client_secret(client_id: &str, presented: &str, secret: &[u8]) -> bool {
+    client_id.starts_with(REGISTERED_PREFIX)
+        && constant_time_eq(
+            presented.as_bytes(),
+            client_secret(client_id, secret).as_bytes(),
+        )
+}
+
+/// The registration response body (RFC 7591 §3.2.1), sent with `201 Created`; `secret` is the
+/// deployment's registration key, which a confidential client's secret derives from.
+pub fn registration_response(client: &Client, secret: &[u8]) -> Value {
     let issued_at = match client.kind {
         ClientKind::Registered { issued_at } => issued_at,
         ClientKind::MetadataDocument => 0,
@@ -640,10 +694,14 @@ pub fn registration_response(client: &Client) -> Value {
         "redirect_uris": client.redirect_uris.iter().map(RedirectUri::as_str).collect::<Vec<_>>(),
         "grant_types": [GRANT_AUTHORIZATION_CODE, GRANT_REFRESH_TOKEN],
         "response_types": [RESPONSE_TYPE_CODE],
-        "token_endpoint_auth_method": AUTH_METHOD_NONE,
+        "token_endpoint_auth_method": client.secret_method.unwrap_or(AUTH_METHOD_NONE),
     });
     if let Some(name) = &client.client_name {
         body["client_name"] = json!(name);
+    }
+    if client.secret_method.is_some() {
+        body["client_secret"] = json!(client_secret(&client.client_id, secret));
+        body["client_secret_expires_at"] = json!(0);
     }
     body
 }
@@ -839,7 +897,7 @@ mod tests {
             (json!({"client_secret": "s"}), "client_secret"),
             (
                 json!({"token_endpoint_auth_method": "client_secret_basic"}),
-                "not supported",
+                "public client",
             ),
             (json!({"redirect_uris": []}), "at least one"),
             (
@@ -852,6 +910,10 @@ mod tests {
             ),
             (json!({"client_name": "x".repeat(101)}), "100"),
             (json!({"client_name": "a\u{7}b"}), "control"),
+            (
+                json!({"client_name": "Claude\u{202E}lanoitcaf"}),
+                "direction",
+            ),
             (json!({"grant_types": ["implicit"]}), "authorization_code"),
             (
                 json!({"grant_types": ["authorization_code", "password"]}),
@@ -918,10 +980,44 @@ mod tests {
             open_registered(&forged, b"secret-one"),
             Err(ClientError::BadRegisteredId)
         );
-        let response = registration_response(&client);
+        let response = registration_response(&client, b"secret-one");
         assert_eq!(response["token_endpoint_auth_method"], "none");
+        assert!(
+            response.get("client_secret").is_none(),
+            "a public client has none"
+        );
         assert_eq!(response["client_id_issued_at"], 1_700_000_000);
         assert_eq!(response["client_name"], "Claude");
+    }
+
+    #[test]
+    fn a_client_that_asks_for_a_secret_gets_one_derived_from_its_id() {
+        // What Claude.ai sends.
+        let body = br#"{"client_name":"Claude","redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"token_endpoint_auth_method":"client_secret_post","grant_types":["authorization_code","refresh_token"],"response_types":["code"]}"#;
+        let client = register(body, b"key", 1).unwrap();
+        assert_eq!(client.secret_method, Some("client_secret_post"));
+        let response = registration_response(&client, b"key");
+        assert_eq!(response["token_endpoint_auth_method"], "client_secret_post");
+        let secret = response["client_secret"].as_str().unwrap();
+        assert!(check_client_secret(&client.client_id, secret, b"key"));
+        assert!(!check_client_secret(
+            &client.client_id,
+            secret,
+            b"other key"
+        ));
+        let other = register(br#"{"redirect_uris":["https://a.example/cb"]}"#, b"key", 2).unwrap();
+        assert!(
+            !check_client_secret(&other.client_id, secret, b"key"),
+            "another id"
+        );
+        assert!(!check_client_secret(
+            "https://app.example/c.json",
+            secret,
+            b"key"
+        ));
+        // The method survives the sealed id.
+        let reopened = open_registered(&client.client_id, b"key").unwrap();
+        assert_eq!(reopened.secret_method, Some("client_secret_post"));
     }
 
     #[test]
@@ -934,7 +1030,7 @@ mod tests {
         let err =
             register(br#"{"redirect_uris":["http://evil.example/cb"]}"#, b"s", 1).unwrap_err();
         assert_eq!(err.to_oauth().code, ErrorCode::InvalidRedirectUri);
-        let err = register(br#"{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"client_secret_post"}"#, b"s", 1).unwrap_err();
+        let err = register(br#"{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"private_key_jwt"}"#, b"s", 1).unwrap_err();
         assert_eq!(err.to_oauth().code, ErrorCode::InvalidClientMetadata);
         let err = register(b"not json", b"s", 1).unwrap_err();
         assert_eq!(err.to_oauth().code, ErrorCode::InvalidClientMetadata);

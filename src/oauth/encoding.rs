@@ -63,6 +63,15 @@ pub fn b64url_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Decodes standard base64 (`+`, `/`, `=` padding), as HTTP Basic credentials are sent.
+pub fn b64_decode_standard(text: &str) -> Option<Vec<u8>> {
+    let unpadded = text.trim_end_matches('=');
+    if unpadded.contains(['-', '_']) {
+        return None;
+    }
+    b64url_decode(&unpadded.replace('+', "-").replace('/', "_"))
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -96,6 +105,17 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_base64_decodes_like_basic_auth_sends_it() {
+        assert_eq!(b64_decode_standard("YWJjOmRlZg==").unwrap(), b"abc:def");
+        assert_eq!(b64_decode_standard("Pz8/Pw==").unwrap(), b"????");
+        assert_eq!(
+            b64_decode_standard("Pz8_Pw"),
+            None,
+            "base64url is not standard"
+        );
+    }
 
     #[test]
     fn base64url_matches_rfc_4648_vectors() {

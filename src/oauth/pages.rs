@@ -413,6 +413,23 @@ pub fn consent(p: &ConsentPage<'_>) -> String {
     page("Allow access", &body)
 }
 
+/// An error in a request whose return address is known: said on the page, with a link back to
+/// the application that the person follows or not. Never an automatic redirect: anyone can
+/// register a client, so a redirect before the person acts would make the gateway an open
+/// redirector (RFC 9700 §4.11.2).
+pub fn error_with_return(message: &str, location: &str) -> String {
+    page(
+        "Sign-in stopped",
+        &format!(
+            "<h1>Sign-in stopped</h1><p class=\"error\" role=\"alert\">{}</p>\
+<p class=\"muted\">The application that sent you here can be told: <a href=\"{}\">return to {}</a>. If you did not start this, close this page.</p>",
+            escape(message),
+            escape(location),
+            escape(host_of(location)),
+        ),
+    )
+}
+
 /// An error page: what went wrong and what to do, nothing redirected.
 pub fn error(message: &str) -> String {
     page(

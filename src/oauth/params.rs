@@ -11,7 +11,8 @@ use std::fmt;
 /// The most bytes of a query string or form body read as parameters.
 pub const MAX_PARAMS_BYTES: usize = 16 * 1024;
 /// The longest single value (a self-contained client id is the longest expected, about 1.5 KiB).
-pub const MAX_VALUE_BYTES: usize = 4096;
+/// Room for the pages' sealed ticket (a client id, a redirect URI and a `state`, each capped).
+pub const MAX_VALUE_BYTES: usize = 12 * 1024;
 /// The most distinct parameters.
 pub const MAX_PARAMS: usize = 32;
 

@@ -521,10 +521,12 @@ impl TokenRequest {
                 OAuthError::new(ErrorCode::InvalidRequest, format!("{name} is required"))
             })
         };
-        if params.get("client_secret").is_some() || params.get("client_assertion").is_some() {
+        // A registered client's secret is checked by the shell before this (it holds the
+        // key); assertions are not supported.
+        if params.get("client_assertion").is_some() {
             return Err(OAuthError::new(
                 ErrorCode::InvalidClient,
-                "this server has public clients only: send client_id and no client secret",
+                "client assertions are not supported: send client_id (and a client_secret if you registered for one)",
             ));
         }
         let optional = |name: &str| params.get(name).map(str::to_owned);
@@ -1032,7 +1034,7 @@ mod tests {
             ("grant_type", "refresh_token"),
             ("refresh_token", "r"),
             ("client_id", "x"),
-            ("client_secret", "s"),
+            ("client_assertion", "s"),
         ]))
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidClient);

@@ -379,14 +379,18 @@ function authorizeUrl(overrides = {}) {
   return `${BASE}/authorize?${new URLSearchParams(params)}`;
 }
 
-async function registered(name = "bad input client") {
+async function registered(name = "bad input client", method = "none") {
+  return (await registration(name, method)).client_id;
+}
+
+async function registration(name, method) {
   const response = await fetch(`${BASE}/register`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }),
+    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: method }),
   });
   assert.equal(response.status, 201);
-  return (await response.json()).client_id;
+  return response.json();
 }
 
 /** Runs the pages by hand with a known verifier; returns {code, clientId, verifier}. */
@@ -452,13 +456,22 @@ describe("bad input, each with its exact answer", () => {
     assert.ok(!page.html.includes("<script"), "nothing executable on the page");
   });
 
-  test("plain PKCE is refused back to the client", async () => {
+  test("plain PKCE, or any error before the person acts, is said on the page: no automatic redirect", async () => {
+    // Anyone can register a client with any redirect URI, so an automatic 302 on a bad request
+    // would make the gateway an open redirector (RFC 9700 §4.11.2).
     const clientId = await registered();
-    const page = await new Browser().get(authorizeUrl({ client_id: clientId, code_challenge_method: "plain" }));
-    assert.equal(page.status, 302);
-    const location = new URL(page.headers.get("location"));
-    assert.equal(location.searchParams.get("error"), "invalid_request");
-    assert.equal(location.searchParams.get("state"), "s1");
+    for (const overrides of [{ code_challenge_method: "plain" }, { response_type: "token" }, { resource: "https://elsewhere.example/mcp" }]) {
+      const page = await new Browser().get(authorizeUrl({ client_id: clientId, ...overrides }));
+      assert.equal(page.status, 400, JSON.stringify(overrides));
+      assert.equal(page.headers.get("location"), null, "nothing redirected");
+      const link = page.html.match(/<a href="([^"]+)">return to/);
+      assert.ok(link, page.html);
+      const back = new URL(link[1].replace(/&amp;/g, "&"));
+      assert.equal(`${back.origin}${back.pathname}`, REDIRECT);
+      assert.ok(back.searchParams.get("error"), "the error code travels in the link");
+      assert.equal(back.searchParams.get("state"), "s1");
+      assert.equal(back.searchParams.get("iss"), BASE);
+    }
   });
 
   test("a private-address or http metadata URL is refused and never fetched", async () => {
@@ -576,6 +589,36 @@ describe("bad input, each with its exact answer", () => {
     const own = await rpc("tools/call", { name: "revoke_my_grant", arguments: { grant_id: family.id } }, { grant: pair.access_token });
     assert.notEqual(own.json.result.isError, true, own.text);
     assert.equal((await whoamiWith(pair.access_token)).status, 401);
+  });
+
+  test("a client that registers for a secret (as Claude.ai does) authenticates with it, in the form or Basic", async () => {
+    const reg = await registration("Claude", "client_secret_post");
+    assert.equal(reg.token_endpoint_auth_method, "client_secret_post");
+    assert.ok(reg.client_secret, "a secret is issued");
+    const verifier = randomBytes(32).toString("base64url");
+    const url = authorizeUrl({ client_id: reg.client_id, code_challenge: createHash("sha256").update(verifier).digest("base64url") });
+    const code = await approve(url, await signInCode(member));
+    const fields = { grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: reg.client_id };
+    const wrong = await token({ ...fields, client_secret: "not-the-secret" });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.json.error, "invalid_client");
+    const pair = await token({ ...fields, client_secret: reg.client_secret });
+    assert.equal(pair.status, 200, JSON.stringify(pair.json));
+    // Refresh with HTTP Basic and no client_id in the form.
+    const basic = Buffer.from(`${encodeURIComponent(reg.client_id)}:${encodeURIComponent(reg.client_secret)}`).toString("base64");
+    const refreshed = await fetch(`${BASE}/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: `Basic ${basic}` },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: pair.json.refresh_token }).toString(),
+    });
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    const badBasic = await fetch(`${BASE}/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: `Basic ${Buffer.from(`${reg.client_id}:nope`).toString("base64")}` },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: (await refreshed.json()).refresh_token }).toString(),
+    });
+    assert.equal(badBasic.status, 401);
+    assert.match(badBasic.headers.get("www-authenticate") ?? "", /^Basic/);
   });
 
   test("a static grant keeps working beside OAuth", async () => {
