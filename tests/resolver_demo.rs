@@ -7,7 +7,7 @@ use floorgate::call_error::CallError;
 use floorgate::catalog::{Catalog, Directory};
 use floorgate::control::{self, ControlOp};
 use floorgate::gateway::control::{
-    describe_tool, list_connections, list_connectors, view_policy, whoami,
+    describe_tool, list_connections, list_connectors, may_issue_sign_in_code, view_policy, whoami,
 };
 use floorgate::policy::Policy;
 use floorgate::resolver::{Dispatch, MemberView, DEFAULT_COLLAPSE_THRESHOLD};
@@ -514,4 +514,28 @@ fn adding_withheld_tools_does_not_change_a_view() {
     let after = MemberView::build(bigger, &policy, "nora", "notion-only").unwrap();
     assert_eq!(snapshot(&before), snapshot(&after));
     assert_eq!(before.tools(), after.tools());
+}
+
+#[test]
+fn an_admin_issues_sign_in_codes_for_members_without_admin_operations_only() {
+    let demo = demo();
+    let (dana, bob) = (view(&demo, "dana"), view(&demo, "bob"));
+    let another_admin = MemberView::build(Arc::clone(&demo.catalog), &demo.policy, "zed", "admin")
+        .expect("admin is a role");
+    assert_eq!(may_issue_sign_in_code("bob", "dana", Some(&dana)), Ok(()));
+    assert_eq!(
+        may_issue_sign_in_code("bob", "bob", Some(&bob)),
+        Ok(()),
+        "one's own"
+    );
+    assert_eq!(
+        may_issue_sign_in_code("bob", "ghost", None),
+        Ok(()),
+        "a role that reaches nothing"
+    );
+    let refused = may_issue_sign_in_code("bob", "zed", Some(&another_admin)).unwrap_err();
+    assert!(
+        refused.contains("only the operator issues their sign-in codes"),
+        "{refused}"
+    );
 }

@@ -541,6 +541,16 @@ async fn perform(
             }
         },
         Effect::SignInCode { member } => {
+            if member != identity.member {
+                let target_view = oauth::member_view(env, config, &identity.tenant, &member).await;
+                if let Err(refusal) = gateway::control::may_issue_sign_in_code(
+                    &identity.member,
+                    &member,
+                    target_view.as_ref().map(|v| &v.view),
+                ) {
+                    return Ok(CallToolResult::error(refusal));
+                }
+            }
             let Some(random) = oauth::randomness() else {
                 return Ok(CallToolResult::error("no randomness available; try again"));
             };

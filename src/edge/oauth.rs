@@ -492,7 +492,7 @@ async fn authorize_post(
                     return sign_in_page(sealed, &ticket, secret, &binding, now, Some(&why))
                 }
             };
-            let reaches = reaches(env, config, &tenant, &member, now).await;
+            let reaches = reaches(env, config, &tenant, &member).await;
             ticket.tenant = Some(tenant.clone());
             ticket.member = Some(member.clone());
             let sealed = ticket.seal(secret, &binding);
@@ -603,7 +603,21 @@ async fn sign_in(
 }
 
 /// What the member's access reaches, for the consent page; empty when it cannot be read.
-async fn reaches(env: &Env, config: &Config, tenant: &str, member: &str, now: i64) -> Vec<String> {
+async fn reaches(env: &Env, config: &Config, tenant: &str, member: &str) -> Vec<String> {
+    match member_view(env, config, tenant, member).await {
+        Some(view) => gateway::control::reaches(&view.view),
+        None => Vec::new(),
+    }
+}
+
+/// A member's prepared view, from their role in the roster; `None` when it cannot be read.
+pub async fn member_view(
+    env: &Env,
+    config: &Config,
+    tenant: &str,
+    member: &str,
+) -> Option<std::rc::Rc<crate::tenant::PreparedView>> {
+    let now = super::now_ms();
     let role = match roster(env, tenant, &Command::ListMembers).await {
         Ok(Ok(Value::Array(members))) => members
             .iter()
@@ -612,16 +626,10 @@ async fn reaches(env: &Env, config: &Config, tenant: &str, member: &str, now: i6
             .map(str::to_owned),
         _ => None,
     };
-    let (Some(role), Ok(prepared)) = (
-        role,
-        store::tenant(env, tenant, now, config.collapse_threshold).await,
-    ) else {
-        return Vec::new();
-    };
-    match prepared.view(member, &role) {
-        Ok(view) => gateway::control::reaches(&view.view),
-        Err(_) => Vec::new(),
-    }
+    let prepared = store::tenant(env, tenant, now, config.collapse_threshold)
+        .await
+        .ok()?;
+    prepared.view(member, &role?).ok()
 }
 
 // --- the token endpoints -----------------------------------------------------------------

@@ -102,6 +102,26 @@ pub fn list_connectors(view: &MemberView) -> Value {
     json!({ "connectors": connectors })
 }
 
+/// Whether `caller` may issue a sign-in code for `target` over MCP. A code signs its holder
+/// in as the target, so a tenant admin may issue one for themselves or for a member whose role
+/// allows no admin operation; another admin's codes come from the operator (admin API).
+/// `target_view` is the target's view (`None`: their role is not in the policy, so they reach
+/// nothing).
+pub fn may_issue_sign_in_code(
+    caller: &str,
+    target: &str,
+    target_view: Option<&MemberView>,
+) -> Result<(), String> {
+    let target_is_admin =
+        target_view.is_some_and(|view| view.control_ops().iter().any(|op| op.is_admin()));
+    if caller != target && target_is_admin {
+        return Err(format!(
+            "member {target:?} has admin operations: only the operator issues their sign-in codes (admin API), so no admin can sign in as another"
+        ));
+    }
+    Ok(())
+}
+
 /// A roster command's reply as a tool's structured result. MCP's `structuredContent` is an
 /// object, so a list is named for what it lists.
 pub fn roster_reply(command: &Command, reply: Value) -> Value {

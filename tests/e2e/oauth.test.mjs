@@ -235,7 +235,7 @@ describe("the SDK's OAuth client, registered by DCR", () => {
 describe("a tenant admin issues sign-in codes over MCP", () => {
   test("issue_sign_in_code gives a code the member signs in with; a non-admin has no such tool", async () => {
     const member = uniqueId("oa");
-    await putMember(TENANT, member, "admin");
+    await putMember(TENANT, member, "support");
     const issued = await rpc("tools/call", { name: "issue_sign_in_code", arguments: { member_id: member } }, { grant: GRANTS.bob });
     assert.equal(issued.status, 200, issued.text);
     assert.notEqual(issued.json.result.isError, true, issued.text);
@@ -248,6 +248,12 @@ describe("a tenant admin issues sign-in codes over MCP", () => {
     assert.equal((await whoamiWith(provider.saved.access_token)).json.result.structuredContent.member, member);
     const refused = await rpc("tools/call", { name: "issue_sign_in_code", arguments: { member_id: member } }, { grant: GRANTS.alice });
     assert.match(refused.text, /unknown tool \\"issue_sign_in_code\\"/);
+    // Another admin's code would let bob sign in as them: only the operator issues those.
+    const otherAdmin = uniqueId("oa");
+    await putMember(TENANT, otherAdmin, "admin");
+    const refusedAdmin = await rpc("tools/call", { name: "issue_sign_in_code", arguments: { member_id: otherAdmin } }, { grant: GRANTS.bob });
+    assert.equal(refusedAdmin.json.result.isError, true, refusedAdmin.text);
+    assert.match(refusedAdmin.text, /only the operator issues their sign-in codes/);
     const audit = await admin("GET", `tenants/${TENANT}/audit`);
     assert.ok(audit.json.control.some((row) => row.action === "sign_in_code.issue" && row.target === member && row.actor === "bob"), audit.text);
   });
