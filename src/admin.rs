@@ -149,6 +149,12 @@ pub fn tenant_version_key(tenant: &str) -> String {
     format!("version/tenant/{tenant}")
 }
 
+/// The directory's version: the fingerprint of its text as stored (`None`: nothing stored), as
+/// `tenant::Deployment` computes it.
+pub fn directory_version(text: Option<&str>) -> String {
+    crate::cache::documents_fingerprint(&[text.map(str::as_bytes)])
+}
+
 /// A tenant's documents' version: the fingerprint of the catalog and the policy, in that order.
 pub fn tenant_version(catalog: Option<&str>, policy: Option<&str>) -> String {
     crate::cache::documents_fingerprint(&[catalog.map(str::as_bytes), policy.map(str::as_bytes)])
@@ -764,7 +770,7 @@ pub struct DirectoryWrite {
 impl DirectoryWrite {
     /// The directory's version, to store under [`DIRECTORY_VERSION_KEY`] after the text.
     pub fn version(&self) -> String {
-        crate::cache::documents_fingerprint(&[Some(self.text.as_bytes())])
+        directory_version(Some(&self.text))
     }
 
     /// The audit object (the deployment's) and its row.

@@ -58,6 +58,12 @@ impl GrantKey {
         }
     }
 
+    /// A key for another use, derived from this one under `label` (HMAC-SHA-256), so the
+    /// deployment has one secret to set and rotate.
+    pub fn derive(&self, label: &[u8]) -> [u8; 32] {
+        hmac_sha256(&self.0, label)
+    }
+
     fn mac(&self, unsigned: &str) -> String {
         hex(&hmac_sha256(&self.0, unsigned.as_bytes()))
     }

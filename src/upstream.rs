@@ -19,17 +19,33 @@ pub const TIMEOUT_MS: u64 = 10_000;
 /// size becomes structured content, text is cut further to [`MAX_TEXT_BYTES`].
 pub const MAX_READ_BYTES: usize = 4 * MAX_TEXT_BYTES;
 
-/// An upstream body read chunk by chunk, holding at most [`MAX_READ_BYTES`].
-#[derive(Debug, Default)]
+/// A body read chunk by chunk, holding at most its limit ([`MAX_READ_BYTES`] for an upstream
+/// answer).
+#[derive(Debug)]
 pub struct BodyReader {
     bytes: Vec<u8>,
     cut: bool,
+    limit: usize,
+}
+
+impl Default for BodyReader {
+    fn default() -> BodyReader {
+        BodyReader::with_limit(MAX_READ_BYTES)
+    }
 }
 
 impl BodyReader {
+    pub fn with_limit(limit: usize) -> BodyReader {
+        BodyReader {
+            bytes: Vec::new(),
+            cut: false,
+            limit,
+        }
+    }
+
     /// Takes a chunk; `false` once the cap is reached and nothing more should be read.
     pub fn push(&mut self, chunk: &[u8]) -> bool {
-        let room = MAX_READ_BYTES - self.bytes.len();
+        let room = self.limit - self.bytes.len();
         if chunk.len() > room {
             self.bytes.extend_from_slice(&chunk[..room]);
             self.cut = true;

@@ -992,3 +992,24 @@ fn issued_tokens_carry_a_mac_that_the_shell_checks_before_any_lookup() {
         "acme"
     );
 }
+
+#[test]
+fn a_listed_family_is_revoked_only_by_its_member_or_the_operator() {
+    let (mut s, mut rng) = (store(), counter());
+    let tokens = signed_in(&mut s, &mut rng, "ada");
+    let family = authenticate(&mut s, &tokens.access_token, RESOURCE, T0 + 2000)
+        .unwrap()
+        .family_id;
+    let revoke = |s: &Sqlite, member: Option<&str>| {
+        s.0.execute(REVOKE_LISTED_FAMILY_SQL, params![T0 + 3000, family, member])
+            .unwrap()
+    };
+    assert_eq!(revoke(&s, Some("bob")), 0, "not bob's");
+    assert!(authenticate(&mut s, &tokens.access_token, RESOURCE, T0 + 4000).is_ok());
+    assert_eq!(revoke(&s, Some("ada")), 1);
+    assert_eq!(
+        authenticate(&mut s, &tokens.access_token, RESOURCE, T0 + 5000),
+        invalid_token("the access token was revoked")
+    );
+    assert_eq!(revoke(&s, None), 0, "already revoked");
+}

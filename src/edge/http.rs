@@ -1,7 +1,12 @@
 //! Small HTTP helpers for the shell: JSON answers, CORS, origin checks, bounded bodies.
 
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use worker::{Headers, Request, Response, Result};
+use worker::{AbortController, Delay, Fetch, Headers, Request, Response, Result};
+
+use crate::upstream::BodyReader;
 
 /// Largest MCP request body accepted; larger ones get 413 before they are parsed.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -92,4 +97,38 @@ pub async fn bounded_body(req: &mut Request, limit: usize) -> std::result::Resul
 pub fn bearer(req: &Request) -> Option<String> {
     let value = header(req, "Authorization")?;
     crate::grant::bearer_token(&value).map(str::to_owned)
+}
+
+/// Sends `request` and reads its answer under one deadline over the headers and the whole body,
+/// the body into `body` only up to its limit: a slow drip of bytes cannot hold the request
+/// open past the deadline, nor a long body fill the isolate. `Ok(None)` when the deadline came
+/// first (the fetch is aborted).
+pub async fn fetch_within(
+    request: Request,
+    mut body: BodyReader,
+    timeout_ms: u64,
+) -> Result<Option<(u16, Headers, BodyReader)>> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let exchange = Box::pin(async move {
+        let mut response = Fetch::Request(request).send_with_signal(&signal).await?;
+        let status = response.status_code();
+        let headers = response.headers().clone();
+        // No stream means an empty body.
+        if let Ok(mut stream) = response.stream() {
+            while let Some(chunk) = stream.next().await {
+                if !body.push(&chunk?) {
+                    break;
+                }
+            }
+        }
+        Ok::<_, worker::Error>((status, headers, body))
+    });
+    match select(exchange, Delay::from(Duration::from_millis(timeout_ms))).await {
+        Either::Left((answer, _)) => answer.map(Some),
+        Either::Right(_) => {
+            controller.abort();
+            Ok(None)
+        }
+    }
 }

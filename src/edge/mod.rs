@@ -20,6 +20,7 @@ use crate::grant::GrantKey;
 use crate::mcp::dispatch::ServerConfig;
 use crate::mcp::wire::RpcError;
 use crate::mcp::{self, CallToolResult, HttpIn};
+use crate::oauth::command::OAuthReply;
 use crate::oauth::metadata::BearerChallenge;
 use crate::oauth::Site;
 use crate::roster::{Actor, AuditEntry, Command, Identity, RosterError};
@@ -551,28 +552,18 @@ async fn perform(
                     return Ok(CallToolResult::error(refusal));
                 }
             }
-            let Some(random) = oauth::randomness() else {
-                return Ok(CallToolResult::error("no randomness available; try again"));
-            };
-            let now = now_ms();
-            let command = crate::oauth::command::OAuthCommand::IssueSignIn {
-                tenant: identity.tenant.clone(),
-                member: member.clone(),
-                random,
-                now,
-            };
-            match oauth::roster_oauth(env, &identity.tenant, &command).await {
-                Ok(crate::oauth::command::OAuthReply::SignInIssued { code, expires_at }) => {
-                    let by = Actor::Member(identity.member.clone());
-                    let entry = AuditEntry::new(now, &by, "sign_in_code.issue", &member, None);
-                    audit(env, &identity.tenant, entry).await;
+            let by = Actor::Member(identity.member.clone());
+            let issued =
+                oauth::issue_sign_in_code(env, &identity.tenant, &member, &by, now_ms()).await;
+            match issued {
+                Ok(Some(OAuthReply::SignInIssued { code, expires_at })) => {
                     Ok(CallToolResult::json(
                         json!({"member": member, "code": code, "expires_at": expires_at}),
                     ))
                 }
-                Ok(crate::oauth::command::OAuthReply::MemberNotActive { member }) => Ok(
-                    CallToolResult::error(format!("member {member:?} is unknown or not active")),
-                ),
+                Ok(Some(OAuthReply::MemberNotActive { member })) => Ok(CallToolResult::error(
+                    format!("member {member:?} is unknown or not active"),
+                )),
                 _ => Ok(CallToolResult::error(
                     "the sign-in code could not be issued; try again",
                 )),
@@ -729,35 +720,16 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             tenant,
             member,
             now,
-        } => {
-            let Some(random) = oauth::randomness() else {
-                return refuse(&AdminError::NoRandomness);
-            };
-            let command = crate::oauth::command::OAuthCommand::IssueSignIn {
-                tenant: tenant.clone(),
-                member: member.clone(),
-                random,
-                now,
-            };
-            let reply = oauth::roster_oauth(env, &tenant, &command).await?;
-            let issued = matches!(
-                reply,
-                crate::oauth::command::OAuthReply::SignInIssued { .. }
-            );
-            if issued {
-                let entry =
-                    AuditEntry::new(now, &Actor::Operator, "sign_in_code.issue", &member, None);
-                audit(env, &tenant, entry).await;
-            }
-            answer(admin::sign_in_answer(&member, reply))
-        }
+        } => match oauth::issue_sign_in_code(env, &tenant, &member, &Actor::Operator, now).await? {
+            Some(reply) => answer(admin::sign_in_answer(&member, reply)),
+            None => refuse(&AdminError::NoRandomness),
+        },
         Plan::RebuildVersions { cursor } => {
             let kv = store::kv(env)?;
             let first_page = cursor.is_none();
             if first_page {
                 let text = kv.get(admin::DIRECTORY_KEY).text().await?;
-                let version =
-                    crate::cache::documents_fingerprint(&[text.as_deref().map(str::as_bytes)]);
+                let version = admin::directory_version(text.as_deref());
                 kv.put(admin::DIRECTORY_VERSION_KEY, version)?
                     .execute()
                     .await?;

@@ -6,15 +6,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::time::Duration;
 
-use futures_util::future::{select, Either};
-use futures_util::StreamExt;
 use serde_json::Value;
-use worker::{
-    AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
-    Response, Result,
-};
+use worker::{Env, Headers, Method, Request, RequestInit, RequestRedirect, Response, Result};
 
 use super::http::{bounded_body, header, json_response};
 use super::{roster, store, Config};
@@ -32,7 +26,8 @@ use crate::oauth::{
     ErrorCode, OAuthError, Site, AUTHORIZE_PATH, NO_STORE_HEADERS, REGISTER_PATH, REVOKE_PATH,
     TOKEN_PATH,
 };
-use crate::roster::{Command, Identity};
+use crate::roster::{Actor, AuditEntry, Command, Identity};
+use crate::upstream::BodyReader;
 
 /// Largest form `/authorize`, `/token` and `/revoke` read (the parameter parser's own cap).
 const MAX_FORM_BYTES: usize = crate::oauth::params::MAX_PARAMS_BYTES;
@@ -51,13 +46,8 @@ pub fn site(req: &Request, config: &Config) -> std::result::Result<Site, String>
 }
 
 /// The OAuth keys, derived from the grant key; why there are none when it is unusable.
-fn oauth_keys(env: &Env) -> std::result::Result<OAuthKeys, String> {
-    super::grant_key(env)?;
-    let stored = env
-        .secret(crate::binding::GRANT_MAC_KEY)
-        .map(|s| s.to_string())
-        .map_err(|e| e.to_string())?;
-    Ok(OAuthKeys::derive(&stored))
+pub fn oauth_keys(env: &Env) -> std::result::Result<OAuthKeys, String> {
+    super::grant_key(env).map(|key| OAuthKeys::derive(&key))
 }
 
 pub fn randomness() -> Option<Randomness> {
@@ -75,6 +65,32 @@ pub async fn roster_oauth(env: &Env, tenant: &str, command: &OAuthCommand) -> Re
     let mut response =
         super::to_roster_object(env, tenant, serde_json::to_string(command)?).await?;
     response.json().await
+}
+
+/// Issues a one-time sign-in code for `member` and, when the roster issued one, audits it as
+/// `by`'s change. `None` when there is no randomness.
+pub async fn issue_sign_in_code(
+    env: &Env,
+    tenant: &str,
+    member: &str,
+    by: &Actor,
+    now: i64,
+) -> Result<Option<OAuthReply>> {
+    let Some(random) = randomness() else {
+        return Ok(None);
+    };
+    let command = OAuthCommand::IssueSignIn {
+        tenant: tenant.to_owned(),
+        member: member.to_owned(),
+        random,
+        now,
+    };
+    let reply = roster_oauth(env, tenant, &command).await?;
+    if matches!(reply, OAuthReply::SignInIssued { .. }) {
+        let entry = AuditEntry::new(now, by, "sign_in_code.issue", member, None);
+        super::audit(env, tenant, entry).await;
+    }
+    Ok(Some(reply))
 }
 
 /// Whether an access token still speaks for its member: the first check of an MCP request
@@ -338,41 +354,23 @@ async fn fetch_document(url: &CimdUrl) -> std::result::Result<(Client, u32), Cli
         .with_headers(headers)
         .with_redirect(RequestRedirect::Manual);
     let request = Request::new_with_init(url.as_str(), &init).map_err(fetch_failed)?;
-    let controller = AbortController::default();
-    let signal = controller.signal();
-    let exchange = Box::pin(async move {
-        let mut response = Fetch::Request(request).send_with_signal(&signal).await?;
-        let status = response.status_code();
-        let cache_control = response.headers().get("Cache-Control").ok().flatten();
-        let mut body = Vec::new();
-        if status == 200 {
-            let mut stream = response.stream()?;
-            while let Some(chunk) = stream.next().await {
-                body.extend_from_slice(&chunk?);
-                if body.len() > CIMD_FETCH.max_bytes {
-                    break;
-                }
-            }
-        }
-        Ok::<_, worker::Error>((status, body, cache_control))
-    });
-    let deadline = Box::pin(Delay::from(Duration::from_millis(u64::from(
-        CIMD_FETCH.timeout_ms,
-    ))));
-    let (status, body, cache_control) = match select(exchange, deadline).await {
-        Either::Left((outcome, _)) => outcome.map_err(fetch_failed)?,
-        Either::Right(_) => {
-            controller.abort();
-            return client::read_document(url, Fetched::TimedOut).map(|c| (c, 0));
-        }
+    // One byte past the cap is read, so an oversized document is refused, never cut and parsed.
+    let body = BodyReader::with_limit(CIMD_FETCH.max_bytes + 1);
+    let timeout = u64::from(CIMD_FETCH.timeout_ms);
+    let Some((status, headers, body)) = super::http::fetch_within(request, body, timeout)
+        .await
+        .map_err(fetch_failed)?
+    else {
+        return client::read_document(url, Fetched::TimedOut).map(|c| (c, 0));
     };
     let client = client::read_document(
         url,
         Fetched::Answer {
             status,
-            body: &body,
+            body: body.bytes(),
         },
     )?;
+    let cache_control = headers.get("Cache-Control").ok().flatten();
     Ok((client, client::cache_seconds(cache_control.as_deref())))
 }
 
@@ -634,21 +632,6 @@ pub async fn member_view(
 
 // --- the token endpoints -----------------------------------------------------------------
 
-/// The client's credentials from `Authorization: Basic` (RFC 6749 §2.3.1: each part
-/// form-encoded), if sent.
-fn basic_credentials(req: &Request) -> Option<(String, String)> {
-    let value = header(req, "Authorization")?;
-    let (scheme, encoded) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return None;
-    }
-    let decoded = crate::oauth::encoding::b64_decode_standard(encoded.trim())?;
-    let text = String::from_utf8(decoded).ok()?;
-    let (id, secret) = text.split_once(':')?;
-    let pairs = Params::parse(&format!("i={id}&s={secret}")).ok()?;
-    Some((pairs.get("i")?.to_owned(), pairs.get("s")?.to_owned()))
-}
-
 fn invalid_client(basic: bool) -> Result<Response> {
     let response = oauth_error(&OAuthError::new(
         ErrorCode::InvalidClient,
@@ -670,36 +653,14 @@ async fn token_post(
     now: i64,
 ) -> Result<Response> {
     let token_key: &[u8] = &keys.tokens;
-    let basic = basic_credentials(&req);
+    let authorization = header(&req, "Authorization");
     let form = match read_form(&mut req).await {
         Ok(params) => params,
         Err(error) => return oauth_error(&error),
     };
-    // A registered client's secret, in the form or in Basic auth, must verify; the client_id
-    // of Basic auth stands in for a missing one in the form. Public clients send none.
-    let presented = match (&basic, form.get("client_secret")) {
-        (Some((id, secret)), _) => {
-            if form.get("client_id").is_some_and(|form_id| form_id != id) {
-                return invalid_client(true);
-            }
-            Some((id.clone(), secret.clone(), true))
-        }
-        (None, Some(secret)) => form
-            .get("client_id")
-            .map(|id| (id.to_owned(), secret.to_owned(), false)),
-        (None, None) => None,
-    };
-    if let Some((id, secret, is_basic)) = &presented {
-        if !client::check_client_secret(id, secret, &keys.pages) {
-            return invalid_client(*is_basic);
-        }
-    }
-    let params = match &presented {
-        Some((id, _, _)) if form.get("client_id").is_none() => Params::from_pairs(
-            form.iter()
-                .chain(std::iter::once(("client_id", id.as_str()))),
-        ),
-        _ => form,
+    let params = match client::authenticate_client(authorization.as_deref(), form, &keys.pages) {
+        Ok(params) => params,
+        Err(mismatch) => return invalid_client(mismatch.basic),
     };
     let request = match TokenRequest::parse(&params) {
         Ok(request) => request,

@@ -5,14 +5,7 @@
 //! connection names, added as the connector's header, and the request is sent with a timeout,
 //! without following redirects (so it cannot be bounced to another origin), and never retried.
 
-use std::time::Duration;
-
-use futures_util::future::{select, Either};
-use futures_util::StreamExt;
-use worker::{
-    AbortController, Context, Delay, Env, Fetch, Headers, Method, Request, RequestInit,
-    RequestRedirect,
-};
+use worker::{Context, Env, Headers, Method, Request, RequestInit, RequestRedirect};
 
 use crate::mcp::wire::RpcError;
 use crate::mcp::CallToolResult;
@@ -157,41 +150,23 @@ async fn send(
         init.with_body(Some(body.as_str().into()));
     }
     let outgoing = Request::new_with_init(&request.url, &init)?;
-    let controller = AbortController::default();
-    let signal = controller.signal();
-    // One deadline for the headers and the whole body: a slow drip of bytes cannot hold the
-    // call open past it, and the body is read only up to `upstream::MAX_READ_BYTES`.
-    let exchange = Box::pin(async move {
-        let mut response = Fetch::Request(outgoing).send_with_signal(&signal).await?;
-        let status = response.status_code();
-        let content_type = response.headers().get("Content-Type").ok().flatten();
-        let mut body = BodyReader::default();
-        // No stream means an empty body.
-        if let Ok(mut stream) = response.stream() {
-            while let Some(chunk) = stream.next().await {
-                if !body.push(&chunk?) {
-                    break;
-                }
+    Ok(
+        match super::http::fetch_within(outgoing, BodyReader::default(), timeout_ms).await {
+            Ok(Some((status, headers, body))) => {
+                let content_type = headers.get("Content-Type").ok().flatten();
+                (
+                    upstream::map_response(status, content_type.as_deref(), &body, &forms),
+                    Some(status),
+                )
             }
-        }
-        Ok::<_, worker::Error>((status, content_type, body))
-    });
-    let deadline = Delay::from(Duration::from_millis(timeout_ms));
-    Ok(match select(exchange, deadline).await {
-        Either::Left((Ok((status, content_type, body)), _)) => (
-            upstream::map_response(status, content_type.as_deref(), &body, &forms),
-            Some(status),
-        ),
-        Either::Left((Err(error), _)) => (
-            upstream::unreachable(&upstream::redact(&error.to_string(), &forms)),
-            None,
-        ),
-        Either::Right(_) => {
-            controller.abort();
-            (
+            Ok(None) => (
                 upstream::unreachable(&format!("no complete answer within {timeout_ms} ms")),
                 None,
-            )
-        }
-    })
+            ),
+            Err(error) => (
+                upstream::unreachable(&upstream::redact(&error.to_string(), &forms)),
+                None,
+            ),
+        },
+    )
 }

@@ -13,7 +13,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 use super::token_store::SqlTokens;
 
 use crate::oauth::command::{self as oauth_command, NoTables, OAuthCommand, OAuthReply};
-use crate::oauth::token::{self as oauth_token, LIST_FAMILIES_SQL, REVOKE_FAMILY_SQL};
+use crate::oauth::token::{self as oauth_token, LIST_FAMILIES_SQL, REVOKE_LISTED_FAMILY_SQL};
 use crate::roster::{
     transition_allowed, AuditClass, AuditEntry, Command, GrantInfo, Member, MemberStatus,
     RosterError, HAS_TABLES_SQL, LIST_AUDIT_SQL, MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS,
@@ -39,12 +39,7 @@ struct Count {
 
 impl DurableObject for Roster {
     fn new(state: State, env: Env) -> Self {
-        let token_key = env
-            .secret(crate::binding::GRANT_MAC_KEY)
-            .ok()
-            .map(|s| s.to_string())
-            .filter(|key| crate::grant::GrantKey::new(Some(key)).is_ok())
-            .map(|key| crate::oauth::OAuthKeys::derive(&key).tokens);
+        let token_key = super::oauth::oauth_keys(&env).ok().map(|keys| keys.tokens);
         let roster = Roster {
             sql: state.storage().sql(),
             state,
@@ -167,11 +162,6 @@ struct FamilyRow {
     created_at: f64,
     revoked_at: Option<f64>,
     revoked_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct OwnerRow {
-    member_id: String,
 }
 
 #[derive(Deserialize)]
@@ -319,25 +309,14 @@ impl Roster {
         member: Option<&str>,
         now: i64,
     ) -> std::result::Result<bool, RosterError> {
-        let owners: Vec<OwnerRow> = self
-            .sql
-            .exec(
-                "SELECT member_id FROM oauth_families WHERE id = ? AND revoked_at IS NULL",
-                vec![id.into()],
-            )
-            .and_then(|c| c.to_array())
-            .map_err(storage)?;
-        let Some(owner) = owners.into_iter().next() else {
-            return Ok(false);
-        };
-        if member.is_some_and(|m| m != owner.member_id) {
-            return Ok(false);
-        }
+        let owner = member
+            .map(Into::into)
+            .unwrap_or(worker::SqlStorageValue::Null);
         let cursor = self
             .sql
             .exec(
-                REVOKE_FAMILY_SQL,
-                vec![(now as f64).into(), "revoked".into(), id.into()],
+                REVOKE_LISTED_FAMILY_SQL,
+                vec![(now as f64).into(), id.into(), owner],
             )
             .map_err(storage)?;
         Ok(cursor.rows_written() > 0)
@@ -472,7 +451,7 @@ impl Roster {
                         .exec("SELECT * FROM grants ORDER BY created_at, id", None),
                 };
                 let rows: Vec<GrantRow> = cursor.and_then(|c| c.to_array()).map_err(storage)?;
-                let grants: Vec<GrantInfo> = rows
+                let mut grants: Vec<GrantInfo> = rows
                     .into_iter()
                     .map(|r| GrantInfo {
                         id: r.id,
@@ -495,7 +474,6 @@ impl Roster {
                     )
                     .and_then(|c| c.to_array())
                     .map_err(storage)?;
-                let mut grants = grants;
                 grants.extend(families.into_iter().map(|f| GrantInfo {
                     id: f.id,
                     member: f.member_id,

@@ -13,7 +13,8 @@ use std::rc::Rc;
 use worker::{kv::KvStore, Env};
 
 use crate::admin::{
-    tenant_version, tenant_version_key, Document, DIRECTORY_KEY, DIRECTORY_VERSION_KEY,
+    directory_version, tenant_version, tenant_version_key, Document, DIRECTORY_KEY,
+    DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
     documents_fingerprint, prepared_bytes, Lookup, Offer, TenantCache, DEFAULT_TTL_MS,
@@ -61,7 +62,7 @@ async fn deployment(kv: &KvStore, now: i64) -> Result<Rc<Deployment>, String> {
     }
     let offer = match read(kv, DIRECTORY_KEY).await {
         Ok(text) => {
-            let print = documents_fingerprint(&[text.as_deref().map(str::as_bytes)]);
+            let print = directory_version(text.as_deref());
             DEPLOYMENT.with(|c| {
                 let weight = prepared_bytes(text.as_deref().map_or(0, str::len));
                 c.borrow_mut()

@@ -681,6 +681,62 @@ pub fn check_client_secret(client_id: &str, presented: &str, secret: &[u8]) -> b
         )
 }
 
+/// A token request's client secret did not verify; `basic` when it came in HTTP Basic (the
+/// answer then carries a `Basic` challenge, RFC 6749 §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSecretMismatch {
+    pub basic: bool,
+}
+
+/// The client id and secret of an `Authorization: Basic` value (RFC 6749 §2.3.1: each part
+/// form-encoded); `None` for any other scheme or a malformed value.
+pub fn basic_credentials(authorization: &str) -> Option<(String, String)> {
+    let (scheme, encoded) = authorization.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let text = String::from_utf8(super::encoding::b64_decode_standard(encoded.trim())?).ok()?;
+    let (id, secret) = text.split_once(':')?;
+    let parts = super::params::Params::parse(&format!("i={id}&s={secret}")).ok()?;
+    Some((parts.get("i")?.to_owned(), parts.get("s")?.to_owned()))
+}
+
+/// Authenticates a token request's client: a secret presented in HTTP Basic
+/// (`authorization`) or in the form must be the one issued to its `client_id`, and Basic's id
+/// stands in for a missing one in the form. A public client presents none. Returns the
+/// parameters to read the request from.
+pub fn authenticate_client(
+    authorization: Option<&str>,
+    form: super::params::Params,
+    secret: &[u8],
+) -> Result<super::params::Params, ClientSecretMismatch> {
+    let basic = authorization.and_then(basic_credentials);
+    let (id, presented, is_basic) = match (&basic, form.get("client_secret")) {
+        (Some((id, presented)), _) => {
+            if form.get("client_id").is_some_and(|form_id| form_id != id) {
+                return Err(ClientSecretMismatch { basic: true });
+            }
+            (id.as_str(), presented.as_str(), true)
+        }
+        (None, Some(presented)) => match form.get("client_id") {
+            Some(id) => (id, presented, false),
+            None => return Ok(form),
+        },
+        (None, None) => return Ok(form),
+    };
+    if !check_client_secret(id, presented, secret) {
+        return Err(ClientSecretMismatch { basic: is_basic });
+    }
+    if form.get("client_id").is_some() {
+        return Ok(form);
+    }
+    let id = id.to_owned();
+    Ok(super::params::Params::from_pairs(
+        form.iter()
+            .chain(std::iter::once(("client_id", id.as_str()))),
+    ))
+}
+
 /// The registration response body (RFC 7591 §3.2.1), sent with `201 Created`; `secret` is the
 /// deployment's registration key, which a confidential client's secret derives from.
 pub fn registration_response(client: &Client, secret: &[u8]) -> Value {
@@ -1018,6 +1074,71 @@ mod tests {
         // The method survives the sealed id.
         let reopened = open_registered(&client.client_id, b"key").unwrap();
         assert_eq!(reopened.secret_method, Some("client_secret_post"));
+    }
+
+    #[test]
+    fn a_token_request_authenticates_its_client_in_the_form_or_basic() {
+        use crate::oauth::params::Params;
+        let client = register(
+            br#"{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}"#,
+            b"key",
+            1,
+        )
+        .unwrap();
+        let id = client.client_id.as_str();
+        let secret = client_secret(id, b"key");
+        let form = |pairs: &[(&str, &str)]| Params::from_pairs(pairs.iter().copied());
+        let basic = |id: &str, secret: &str| {
+            let raw = format!("{id}:{secret}");
+            let mut encoded = b64url_encode(raw.as_bytes())
+                .replace('-', "+")
+                .replace('_', "/");
+            while !encoded.len().is_multiple_of(4) {
+                encoded.push('=');
+            }
+            format!("Basic {encoded}")
+        };
+        // A public client: nothing presented, nothing checked.
+        let public = authenticate_client(None, form(&[("client_id", id)]), b"key").unwrap();
+        assert_eq!(public.get("client_id"), Some(id));
+        // In the form.
+        assert!(authenticate_client(
+            None,
+            form(&[("client_id", id), ("client_secret", &secret)]),
+            b"key"
+        )
+        .is_ok());
+        assert_eq!(
+            authenticate_client(
+                None,
+                form(&[("client_id", id), ("client_secret", "x")]),
+                b"key"
+            ),
+            Err(ClientSecretMismatch { basic: false })
+        );
+        // In Basic, with the id supplied to a form that has none.
+        let params = authenticate_client(
+            Some(&basic(id, &secret)),
+            form(&[("grant_type", "refresh_token")]),
+            b"key",
+        )
+        .unwrap();
+        assert_eq!(params.get("client_id"), Some(id));
+        assert_eq!(
+            authenticate_client(Some(&basic(id, "x")), form(&[]), b"key"),
+            Err(ClientSecretMismatch { basic: true })
+        );
+        // Basic names one client, the form another.
+        assert_eq!(
+            authenticate_client(
+                Some(&basic(id, &secret)),
+                form(&[("client_id", "fgdc1.other.x")]),
+                b"key"
+            ),
+            Err(ClientSecretMismatch { basic: true })
+        );
+        // Another scheme is not client authentication.
+        assert_eq!(basic_credentials("Bearer abc"), None);
     }
 
     #[test]

@@ -165,11 +165,10 @@ pub struct OAuthKeys {
 }
 
 impl OAuthKeys {
-    pub fn derive(grant_mac_key: &str) -> OAuthKeys {
-        let key = |label: &[u8]| encoding::hmac_sha256(grant_mac_key.as_bytes(), label);
+    pub fn derive(grant_key: &crate::grant::GrantKey) -> OAuthKeys {
         OAuthKeys {
-            pages: key(b"floorgate oauth pages and registrations v1"),
-            tokens: key(b"floorgate oauth tokens v1"),
+            pages: grant_key.derive(b"floorgate oauth pages and registrations v1"),
+            tokens: grant_key.derive(b"floorgate oauth tokens v1"),
         }
     }
 }

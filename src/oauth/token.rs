@@ -312,6 +312,9 @@ pub const USE_TOKEN_SQL: &str =
     "UPDATE oauth_tokens SET used_at = ? WHERE hash = ? AND used_at IS NULL";
 /// `(now, reason, family_id)`: the trigger revokes the family's tokens with it.
 pub const REVOKE_FAMILY_SQL: &str = "UPDATE oauth_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL";
+/// `(now, family_id, member_id or NULL)`: revokes a family listed beside the grants, only the
+/// member's own when one is named (`revoke_my_grant`); the trigger revokes its tokens.
+pub const REVOKE_LISTED_FAMILY_SQL: &str = "UPDATE oauth_families SET revoked_at = ?1, revoked_reason = 'revoked' WHERE id = ?2 AND revoked_at IS NULL AND (?3 IS NULL OR member_id = ?3)";
 /// `(now, reason, hash)`.
 pub const REVOKE_TOKEN_SQL: &str = "UPDATE oauth_tokens SET revoked_at = ?, revoked_reason = ? WHERE hash = ? AND revoked_at IS NULL";
 /// `(hash, member_id, created_at, expires_at)`.
