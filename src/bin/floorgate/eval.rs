@@ -16,8 +16,7 @@ mod vendor;
 
 use super::args::Args;
 use ablations::ablations;
-use failures::show_failures;
-use floorgate::rank::Rules;
+use failures::{ask_v1, ask_v2, show_failures};
 use loading::{load_labels, load_queries, Catalog, EvalQuery};
 use measures::measure;
 use pools::{draw_pools, guessed_names, Rng};
@@ -44,9 +43,9 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
   --json            print the figures as one JSON object instead of a table
-  --failures        list every miss, wrong tool and opposite-action hit of the shipped rules
+  --failures        list every miss, wrong tool and opposite-action hit of the shipped ranker (v2)
                     (every set, vendor requests too), with its tokens and reason
-  --failures-of L   the same for the ablation labelled L (as --ablation prints it)
+  --failures-of L   the same for the v1 ablation labelled L (as --ablation prints it)
   --answers         with --failures or --failures-of: also print every hit with its results
   --labels FILE     tool-level labels of the queries (JSONL {\"query\", \"connector\", \"tools\"});
                     adds t_hit5 (a correct tool in the top 5, of the queries some tool serves)
@@ -190,17 +189,25 @@ pub fn run(mut args: Args) -> Result<(), String> {
     };
 
     if failures || failures_of.is_some() {
-        let rules = match &failures_of {
-            None => Rules::SHIPPED,
-            Some(label) => ablations()
-                .into_iter()
-                .find(|(l, _)| l == label)
-                .map(|(_, r)| r)
-                .ok_or_else(|| format!("--failures-of: no ablation is labelled `{label}`"))?,
-        };
-        let ours = Ours::new("shipped", &cat, rules, true);
-        for ((_, qs), pools) in draw(seed) {
-            show_failures(&ours, &cat, &qs, &pools, answers);
+        // `--failures` shows the engine the gateway ships (v2); `--failures-of` a v1 ablation.
+        match &failures_of {
+            None => {
+                let v2 = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
+                for ((_, qs), pools) in draw(seed) {
+                    show_failures(|q| ask_v2(&v2, q), &cat, &qs, &pools, answers);
+                }
+            }
+            Some(label) => {
+                let rules = ablations()
+                    .into_iter()
+                    .find(|(l, _)| l == label)
+                    .map(|(_, r)| r)
+                    .ok_or_else(|| format!("--failures-of: no ablation is labelled `{label}`"))?;
+                let ours = Ours::new(label, &cat, rules, true);
+                for ((_, qs), pools) in draw(seed) {
+                    show_failures(|q| ask_v1(&ours, q), &cat, &qs, &pools, answers);
+                }
+            }
         }
         return Ok(());
     }

@@ -348,13 +348,17 @@ pub enum Gate {
     Anchor,
 }
 
+/// Coverage is a quotient of float sums: a tool covering exactly half of the mass may compute
+/// as 0.49999999. The floor is "at least half", so rounding below it by this much still passes.
+pub const COVERAGE_ROUNDING: f64 = 1e-9;
+
 /// Stage 6, gates: the floor (coverage ≥ [`FLOOR`]) and the anchor. They only remove; an exact
 /// whole-name match always passes.
 pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
     if s.exact {
         return Ok(());
     }
-    if s.coverage < FLOOR {
+    if s.coverage < FLOOR - COVERAGE_ROUNDING {
         return Err(Gate::Floor);
     }
     if rules.has(Rule::DestructiveFloor) && s.destructive && s.coverage < super::DESTRUCTIVE_FLOOR {
@@ -510,6 +514,14 @@ mod tests {
             focus: 0.0,
         };
         assert_eq!(gate(&s, Rules::SHIPPED), Err(Gate::Floor));
+        // Exactly half of the mass, as float sums compute it, is at the floor.
+        let (covered, other) = (0.7_f64 + 0.1, 0.8_f64);
+        let half = Scored {
+            coverage: covered / (covered + other),
+            ..s
+        };
+        assert!(half.coverage < 0.5, "the case needs a rounded-down half");
+        assert_eq!(gate(&half, Rules::SHIPPED), Ok(()));
         let s = Scored {
             coverage: 0.5,
             anchored: false,

@@ -1,40 +1,122 @@
-//! `--failures`: every miss, wrong tool and opposite-action hit of one rule set, explained, to
-//! see why a query fails.
+//! `--failures`: every miss, wrong tool and opposite-action hit of one ranker, explained, to
+//! see why a query fails. Both engines answer through [`Asked`], so one printer serves both.
 
 use super::loading::{family, Catalog, EvalQuery};
-use super::rankers::Ours;
-use floorgate::rank::{name_destroys, Explanation, Limit, SearchRequest, Subset};
+use super::rankers::{Ours, V2};
+use floorgate::rank::{name_destroys, Limit, SearchRequest, Subset};
 
-/// Prints every miss (present) and every wrong answer (absent) of `ours`, explained.
-pub fn show_failures(
-    ours: &Ours,
+/// One answer, reduced to what the printer shows.
+pub struct Asked {
+    /// (connector, name, coverage), best first.
+    pub results: Vec<(String, String, f64)>,
+    /// Each query token with its role, document frequency and share of the mass.
+    pub tokens: String,
+    pub best_rejected: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// The shipped v1 rules (or one ablation of them), explained.
+pub fn ask_v1<'a>(ours: &'a Ours, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
+    move |ids: &[u32]| {
+        let sub = Subset::from_ids(&ours.index, ids.iter().copied());
+        let req = SearchRequest {
+            query,
+            limit: Limit::DEFAULT,
+            explain: true,
+            directory: ours.directory.as_ref(),
+        };
+        let r = ours.index.search(&req, &sub);
+        let e = r.explanation;
+        Asked {
+            results: r
+                .results
+                .into_iter()
+                .map(|x| (x.connector, x.name, x.coverage))
+                .collect(),
+            tokens: e.as_ref().map_or_else(String::new, |e| {
+                let t: Vec<String> = e
+                    .tokens
+                    .iter()
+                    .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
+                    .collect();
+                t.join(" ")
+            }),
+            best_rejected: e.as_ref().and_then(|e| {
+                e.best_rejected
+                    .as_ref()
+                    .map(|b| format!("{} {:.2} missed {:?}", b.name, b.coverage, b.missed))
+            }),
+            reason: e.and_then(|e| e.reason),
+        }
+    }
+}
+
+/// The v2 pipeline under its rules, explained.
+pub fn ask_v2<'a>(v2: &'a V2, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
+    use floorgate::rank::v2;
+    move |ids: &[u32]| {
+        let visible = v2::Visible::from_ids(&v2.index, ids.iter().copied());
+        let req = v2::Request {
+            directory: v2.directory.as_deref(),
+            rules: v2.rules,
+            explain: true,
+            ..v2::Request::new(query)
+        };
+        let r = v2::search(&v2.index, &visible, &req);
+        let e = r.explanation;
+        Asked {
+            results: r
+                .results
+                .into_iter()
+                .map(|x| (x.connector, x.name, x.coverage))
+                .collect(),
+            tokens: e.as_ref().map_or_else(String::new, |e| {
+                let t: Vec<String> = e
+                    .tokens
+                    .iter()
+                    .map(|t| {
+                        let tail = if t.tail { "/tail" } else { "" };
+                        format!(
+                            "{}:{:?}{tail}:df{}:{:.2}",
+                            t.term, t.role, t.df, t.mass_share
+                        )
+                    })
+                    .collect();
+                t.join(" ")
+            }),
+            best_rejected: e.as_ref().and_then(|e| {
+                e.best_rejected.as_ref().map(|b| {
+                    format!(
+                        "{} {:.2} {:?} missed {:?}",
+                        b.name, b.coverage, b.gate, b.missed
+                    )
+                })
+            }),
+            reason: e.and_then(|e| e.reason),
+        }
+    }
+}
+
+/// Prints every miss (present) and every wrong answer (absent) of the ranker `ask_for` builds.
+pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
+    ask_for: impl Fn(&'a str) -> F,
     cat: &Catalog,
-    queries: &[EvalQuery],
+    queries: &'a [EvalQuery],
     pools: &[(Option<Vec<String>>, Vec<String>)],
     answers: bool,
 ) {
     for (q, (present, absent)) in queries.iter().zip(pools) {
-        let ask = |pool: &[String]| {
-            let ids = cat.ids(pool);
-            let sub = Subset::from_ids(&ours.index, ids);
-            let req = SearchRequest {
-                query: &q.query,
-                limit: Limit::DEFAULT,
-                explain: true,
-                directory: ours.directory.as_ref(),
-            };
-            ours.index.search(&req, &sub)
-        };
+        let ask = ask_for(&q.query);
         let fam = family(&q.connector);
         let gold = |name: &str, conn: &str| q.is_gold(&fam, name, conn);
         if let (Some(p), false) = (present, q.unanswerable) {
-            let r = ask(p);
-            let hit = r.results.iter().find(|x| gold(&x.name, &x.connector));
-            if let (Some(h), Some(e)) = (hit, q.expected_destroys) {
-                if name_destroys(&h.name) != e {
+            let r = ask(&cat.ids(p));
+            let hit = r.results.iter().find(|(c, n, _)| gold(n, c));
+            if let (Some((c, n, _)), Some(e)) = (hit, q.expected_destroys) {
+                if name_destroys(n) != e {
                     println!(
-                        "OPPOSITE [{}] {:?} gold={} -> {}/{}",
-                        q.set, q.query, q.connector, h.connector, h.name
+                        "OPPOSITE [{}] {:?} gold={} -> {c}/{n}",
+                        q.set, q.query, q.connector
                     );
                 }
             }
@@ -42,7 +124,7 @@ pub fn show_failures(
                 let top: Vec<String> = r
                     .results
                     .iter()
-                    .map(|x| format!("{}/{}", x.connector, x.name))
+                    .map(|(c, n, _)| format!("{c}/{n}"))
                     .collect();
                 println!(
                     "HIT [{}] {:?} gold={} -> {}",
@@ -61,48 +143,25 @@ pub fn show_failures(
                     .results
                     .iter()
                     .take(3)
-                    .map(|x| format!("{}/{} {:.2}", x.connector, x.name, x.coverage))
+                    .map(|(c, n, cov)| format!("{c}/{n} {cov:.2}"))
                     .collect();
                 println!("  results: {}", top.join("; "));
-                if let Some(e) = &r.explanation {
-                    println!("  tokens: {}", token_line(e));
-                    if let Some(b) = &e.best_rejected {
-                        println!(
-                            "  best rejected: {} {:.2} missed {:?}",
-                            b.name, b.coverage, b.missed
-                        );
-                    }
-                    if let Some(reason) = &e.reason {
-                        println!("  reason: {reason}");
-                    }
+                println!("  tokens: {}", r.tokens);
+                if let Some(b) = &r.best_rejected {
+                    println!("  best rejected: {b}");
+                }
+                if let Some(reason) = &r.reason {
+                    println!("  reason: {reason}");
                 }
             }
         }
-        let r = ask(absent);
-        if !r.results.is_empty() {
+        let r = ask(&cat.ids(absent));
+        if let Some((c, n, cov)) = r.results.first() {
             println!(
-                "WRONG [{}] {:?} gold={} np={} -> {}/{} cov {:.2}",
-                q.set,
-                q.query,
-                q.connector,
-                q.no_platform,
-                r.results[0].connector,
-                r.results[0].name,
-                r.results[0].coverage
+                "WRONG [{}] {:?} gold={} np={} -> {c}/{n} cov {cov:.2}",
+                q.set, q.query, q.connector, q.no_platform
             );
-            if let Some(e) = &r.explanation {
-                println!("  tokens: {}", token_line(e));
-            }
+            println!("  tokens: {}", r.tokens);
         }
     }
-}
-
-/// Each query token with its role, document frequency and share of the mass.
-fn token_line(explanation: &Explanation) -> String {
-    let tokens: Vec<String> = explanation
-        .tokens
-        .iter()
-        .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
-        .collect();
-    tokens.join(" ")
 }
