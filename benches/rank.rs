@@ -54,9 +54,10 @@ fn main() {
         let ix = Index::build(tools(n));
         let v2 = floorgate::rank::v2::Index::build(tools(n));
         eprintln!(
-            "floorgate index, {n} tools: v1 {} / v2 {} bytes per tool (index structures, tool text excluded)",
+            "floorgate index, {n} tools: v1 {} / v2 {} bytes per tool (index structures, tool text excluded); v2 compiled {} bytes per tool",
             ix.index_bytes() / n,
-            v2.index_bytes() / n
+            v2.index_bytes() / n,
+            v2.compile().len() / n
         );
     }
     divan::main();
@@ -109,6 +110,15 @@ mod v2 {
         let docs = tools(n);
         b.with_inputs(|| docs.clone())
             .bench_values(v2::Index::build);
+    }
+
+    /// Reading the compiled index back (what a cold isolate does with a tenant's snapshot).
+    #[divan::bench(args = SIZES, sample_count = 20)]
+    fn v2_read_compiled(b: divan::Bencher, n: usize) {
+        let docs = tools(n);
+        let bytes = v2::Index::build(docs.clone()).compile();
+        b.with_inputs(|| docs.clone())
+            .bench_values(|docs| v2::Index::from_compiled(&bytes, docs).unwrap());
     }
 
     /// With the deployment's directory, as the gateway searches.

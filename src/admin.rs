@@ -149,6 +149,31 @@ pub fn tenant_version_key(tenant: &str) -> String {
     format!("version/tenant/{tenant}")
 }
 
+/// The KV key of a tenant's snapshot (`tenant::compile_snapshot`): written with each document,
+/// before the version key, and recompiled for every tenant by `POST /admin/v1/versions/rebuild`.
+pub fn tenant_snapshot_key(tenant: &str) -> String {
+    format!("snapshot/tenant/{tenant}")
+}
+
+/// A tenant's snapshot compiled from its stored documents (the rebuild call's work), or the
+/// problems that keep them from compiling (documents a later directory made invalid: they are
+/// served from the last good copy and reported by the directory write).
+pub fn compile_stored(
+    tenant: &str,
+    directory: Option<&str>,
+    catalog: Option<&str>,
+    policy: Option<&str>,
+) -> Result<Vec<u8>, Vec<String>> {
+    let rules = crate::catalog::OriginRules::STORED;
+    let (_, parsed) = crate::tenant::check_and_parse(tenant, directory, catalog, policy, rules)
+        .map_err(|e| e.lines())?;
+    Ok(crate::tenant::compile_snapshot(
+        &parsed,
+        &tenant_version(catalog, policy),
+        &directory_version(directory),
+    ))
+}
+
 /// The directory's version: the fingerprint of its text as stored (`None`: nothing stored), as
 /// `tenant::Deployment` computes it.
 pub fn directory_version(text: Option<&str>) -> String {
@@ -840,12 +865,20 @@ impl DocumentWrite {
             Document::Policy => (sibling, text),
         };
         let version = tenant_version(catalog, policy);
-        match crate::tenant::check_documents(&self.tenant, directory, catalog, policy, self.rules) {
-            Ok(summary) => Ok(CheckedDocument {
-                write: self,
-                summary,
-                version,
-            }),
+        match crate::tenant::check_and_parse(&self.tenant, directory, catalog, policy, self.rules) {
+            Ok((summary, parsed)) => {
+                let snapshot = crate::tenant::compile_snapshot(
+                    &parsed,
+                    &version,
+                    &directory_version(directory),
+                );
+                Ok(CheckedDocument {
+                    write: self,
+                    summary,
+                    version,
+                    snapshot,
+                })
+            }
             Err(errors) => Err(AdminError::InvalidDocument(errors)),
         }
     }
@@ -859,6 +892,8 @@ pub struct CheckedDocument {
     /// The tenant's documents' version once this one is stored, for
     /// [`tenant_version_key`].
     pub version: String,
+    /// What serving needs, compiled for that version (stored under [`tenant_snapshot_key`]).
+    pub snapshot: Vec<u8>,
 }
 
 impl CheckedDocument {
@@ -881,7 +916,12 @@ impl CheckedDocument {
     pub fn answer(&self, audited: bool) -> Answer {
         Answer {
             status: 200,
-            body: json!({"stored": self.write.document.name(), "summary": self.summary, "audited": audited}),
+            body: json!({
+                "stored": self.write.document.name(),
+                "summary": self.summary,
+                "audited": audited,
+                "snapshot": {"bytes": self.snapshot.len(), "tools": self.summary.tools},
+            }),
         }
     }
 }

@@ -54,13 +54,22 @@ impl Deployment {
     }
 }
 
-/// One member's view with its listing and (built on the first search) its search index.
+/// One member's view with its listing and (on its first search) its search pool.
 pub struct PreparedView {
     pub view: MemberView,
     pub listing: Vec<Tool>,
     pub collapsed: bool,
     pub visible_count: usize,
-    index: OnceCell<rank::v2::Index>,
+    pool: OnceCell<SearchPool>,
+}
+
+/// Where a member's searches run: the tenant's shared index through the member's visible part
+/// (the ranker's IDF, counts and explanations are then the visible part's alone), or an index
+/// of the member's own, when the view advertises a tool differently from the catalog (frozen
+/// values, merged accounts) and so must be indexed as the member sees it.
+enum SearchPool {
+    Shared(rank::v2::Visible),
+    Own(Box<rank::v2::Index>, rank::v2::Visible),
 }
 
 impl PreparedView {
@@ -71,28 +80,89 @@ impl PreparedView {
             collapsed: listing.collapsed,
             visible_count: listing.visible_count,
             view,
-            index: OnceCell::new(),
+            pool: OnceCell::new(),
         }
     }
 
-    /// The member's search pool: exactly their advertised connected tools, nothing else.
-    pub fn index(&self) -> &rank::v2::Index {
-        self.index.get_or_init(|| {
-            rank::v2::Index::build(
-                self.view
-                    .tools()
-                    .iter()
-                    .map(|tool| rank::ToolDoc {
-                        name: tool.name.clone(),
-                        connector: tool.connector_label.clone(),
-                        description: tool.description.clone(),
-                        input_schema: tool.input_schema.clone(),
-                        destructive: destroys(&tool.annotations),
-                        notes: tool.note_values.clone(),
-                    })
-                    .collect(),
-            )
+    /// Whether the member's search runs over the tenant's shared index (false before the first
+    /// search, or when the view needs its own).
+    pub fn searches_shared_index(&self) -> bool {
+        matches!(self.pool.get(), Some(SearchPool::Shared(_)))
+    }
+}
+
+/// The member's advertised tools as the ranker indexes them (notes as data).
+fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
+    view.tools()
+        .iter()
+        .map(|tool| rank::ToolDoc {
+            name: tool.name.clone(),
+            connector: tool.connector_label.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            destructive: destroys(&tool.annotations),
+            notes: tool.note_values.clone(),
         })
+        .collect()
+}
+
+/// Every tool of a catalog as the ranker indexes it, in catalog order: what the admin write
+/// compiles and what a compiled index is read back over.
+pub fn catalog_tools(catalog: &Catalog) -> Vec<rank::ToolDoc> {
+    catalog
+        .tools()
+        .map(|(connector, tool)| rank::ToolDoc {
+            name: tool.name.clone(),
+            connector: connector.label.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            destructive: destroys(&tool.annotations),
+            notes: Vec::new(),
+        })
+        .collect()
+}
+
+/// The index over all of a tenant's tools, shared by its members' views.
+pub struct SharedIndex {
+    pub index: rank::v2::Index,
+    /// Tool name → its id in `index` (names are unique per tenant).
+    ids: HashMap<String, rank::v2::DocId>,
+    /// Read from the snapshot the admin write compiled (false: built in this isolate).
+    pub compiled: bool,
+}
+
+impl SharedIndex {
+    fn new(index: rank::v2::Index, compiled: bool) -> SharedIndex {
+        let ids = index
+            .docs()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.clone(), i as rank::v2::DocId))
+            .collect();
+        SharedIndex {
+            index,
+            ids,
+            compiled,
+        }
+    }
+
+    /// The member's visible part, when every tool the view advertises is indexed here exactly
+    /// as the member sees it; `None` otherwise.
+    fn visible_part(&self, view: &MemberView) -> Option<rank::v2::Visible> {
+        let mut ids = Vec::with_capacity(view.tools().len());
+        for tool in view.tools() {
+            let id = *self.ids.get(&tool.name)?;
+            let doc = self.index.doc(id);
+            let same = tool.note_values.is_empty()
+                && Arc::ptr_eq(&doc.input_schema, &tool.input_schema)
+                && doc.description == tool.description
+                && doc.connector == tool.connector_label;
+            if !same {
+                return None;
+            }
+            ids.push(id);
+        }
+        Some(rank::v2::Visible::from_ids(&self.index, ids))
     }
 }
 
@@ -112,6 +182,11 @@ pub struct PreparedTenant {
     pub policy: Policy,
     threshold: usize,
     views: RefCell<HashMap<(String, String), Rc<PreparedView>>>,
+    /// The compiled index of the tenant's snapshot, until the first search reads it.
+    compiled: RefCell<Option<Vec<u8>>>,
+    /// Why a compiled index could not be read, if one was tried (the shell logs it).
+    compiled_problem: RefCell<Option<String>>,
+    shared: OnceCell<SharedIndex>,
 }
 
 impl PreparedTenant {
@@ -138,7 +213,71 @@ impl PreparedTenant {
             policy,
             threshold,
             views: RefCell::new(HashMap::new()),
+            compiled: RefCell::new(None),
+            compiled_problem: RefCell::new(None),
+            shared: OnceCell::new(),
         })
+    }
+
+    /// Offers the tenant's snapshot as read from KV, for documents of `version` (what
+    /// [`crate::admin::tenant_version`] gives for the documents this copy was prepared from).
+    /// A snapshot of other documents, another directory or another format is refused with the
+    /// reason, and the index is then built from the tools on the first search.
+    pub fn offer_snapshot(&self, bytes: &[u8], version: &str) -> Result<(), SnapshotProblem> {
+        let index = open_snapshot(bytes, version, &self.deployment.fingerprint)?;
+        *self.compiled.borrow_mut() = Some(index.to_vec());
+        Ok(())
+    }
+
+    /// Why the offered snapshot's index could not be read (after the first search).
+    pub fn compiled_problem(&self) -> Option<String> {
+        self.compiled_problem.borrow().clone()
+    }
+
+    /// The index over all the tenant's tools: read from the snapshot when one was offered and
+    /// is good, else built here.
+    pub fn shared_index(&self) -> &SharedIndex {
+        self.shared.get_or_init(|| {
+            let tools = catalog_tools(&self.catalog);
+            if let Some(bytes) = self.compiled.borrow_mut().take() {
+                match rank::v2::Index::from_compiled(&bytes, tools.clone()) {
+                    Ok(index) => return SharedIndex::new(index, true),
+                    Err(e) => *self.compiled_problem.borrow_mut() = Some(e.to_string()),
+                }
+            }
+            SharedIndex::new(rank::v2::Index::build(tools), false)
+        })
+    }
+
+    /// The index and visible part a member's search runs over.
+    pub fn search_pool<'a>(
+        &'a self,
+        view: &'a PreparedView,
+    ) -> (&'a rank::v2::Index, &'a rank::v2::Visible) {
+        let pool = view.pool.get_or_init(|| {
+            // Notes or merged accounts change a tool's text: such a view needs its own index,
+            // and the shared one is not even built for it.
+            let own_text = view
+                .view
+                .tools()
+                .iter()
+                .any(|t| !t.note_values.is_empty() || t.is_merged());
+            let shared = (!own_text)
+                .then(|| self.shared_index().visible_part(&view.view))
+                .flatten();
+            match shared {
+                Some(visible) => SearchPool::Shared(visible),
+                None => {
+                    let own = rank::v2::Index::build(view_tools(&view.view));
+                    let all = rank::v2::Visible::all(&own);
+                    SearchPool::Own(Box::new(own), all)
+                }
+            }
+        });
+        match pool {
+            SearchPool::Shared(visible) => (&self.shared_index().index, visible),
+            SearchPool::Own(index, all) => (index, all),
+        }
     }
 
     /// The member's view, built once per prepared copy.
@@ -152,6 +291,96 @@ impl PreparedTenant {
         self.views.borrow_mut().insert(key, prepared.clone());
         Ok(prepared)
     }
+}
+
+/// The first bytes of a tenant snapshot.
+pub const SNAPSHOT_MAGIC: [u8; 4] = *b"FGSN";
+/// The snapshot envelope's layout version (the compiled index inside has its own).
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// Why a snapshot read from KV is not used (the index is then built from the tools).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SnapshotProblem {
+    NotASnapshot,
+    OtherFormat {
+        found: u32,
+    },
+    /// Compiled from other documents than those read (KV propagates keys independently).
+    OtherDocuments,
+    /// Compiled against another connector directory (written since).
+    OtherDirectory,
+}
+
+impl std::fmt::Display for SnapshotProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotProblem::NotASnapshot => write!(f, "not a tenant snapshot"),
+            SnapshotProblem::OtherFormat { found } => write!(
+                f,
+                "snapshot of format {found}, this gateway reads {SNAPSHOT_FORMAT}: run POST /admin/v1/versions/rebuild"
+            ),
+            SnapshotProblem::OtherDocuments => {
+                write!(f, "snapshot compiled from other documents than those read")
+            }
+            SnapshotProblem::OtherDirectory => write!(
+                f,
+                "snapshot compiled against another directory: run POST /admin/v1/versions/rebuild"
+            ),
+        }
+    }
+}
+
+/// A tenant's snapshot: what serving needs compiled at the admin write, stamped with the
+/// documents' version and the directory's, so an isolate never reads it for other documents.
+/// Layout: magic, format `u32`, then the two versions (each a `u16` length and its text) and
+/// the compiled search index over [`catalog_tools`] ([`rank::v2::compiled`]).
+pub fn compile_snapshot(catalog: &Catalog, version: &str, directory_version: &str) -> Vec<u8> {
+    let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
+    let mut out = Vec::with_capacity(index.len() + 160);
+    out.extend_from_slice(&SNAPSHOT_MAGIC);
+    out.extend_from_slice(&SNAPSHOT_FORMAT.to_le_bytes());
+    for stamp in [version, directory_version] {
+        out.extend_from_slice(&(stamp.len() as u16).to_le_bytes());
+        out.extend_from_slice(stamp.as_bytes());
+    }
+    out.extend_from_slice(&index);
+    out
+}
+
+/// The compiled index inside a snapshot, if it was compiled for these versions.
+pub fn open_snapshot<'a>(
+    bytes: &'a [u8],
+    version: &str,
+    directory_version: &str,
+) -> Result<&'a [u8], SnapshotProblem> {
+    let rest = bytes
+        .strip_prefix(&SNAPSHOT_MAGIC)
+        .ok_or(SnapshotProblem::NotASnapshot)?;
+    let (format, mut rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or(SnapshotProblem::NotASnapshot)?;
+    let format = u32::from_le_bytes(*format);
+    if format != SNAPSHOT_FORMAT {
+        return Err(SnapshotProblem::OtherFormat { found: format });
+    }
+    let mut stamps = [&[][..]; 2];
+    for stamp in &mut stamps {
+        let (len, after) = rest
+            .split_first_chunk::<2>()
+            .ok_or(SnapshotProblem::NotASnapshot)?;
+        let len = usize::from(u16::from_le_bytes(*len));
+        if after.len() < len {
+            return Err(SnapshotProblem::NotASnapshot);
+        }
+        (*stamp, rest) = after.split_at(len);
+    }
+    if stamps[0] != version.as_bytes() {
+        return Err(SnapshotProblem::OtherDocuments);
+    }
+    if stamps[1] != directory_version.as_bytes() {
+        return Err(SnapshotProblem::OtherDirectory);
+    }
+    Ok(rest)
 }
 
 /// Parses and validates a tenant's catalog and policy against a directory, the catalog's
@@ -203,6 +432,18 @@ pub fn check_documents(
     policy_json: Option<&str>,
     rules: OriginRules,
 ) -> Result<Summary, DocumentErrors> {
+    check_and_parse(tenant, directory_json, catalog_json, policy_json, rules)
+        .map(|(summary, _)| summary)
+}
+
+/// [`check_documents`], also handing back the parsed catalog (what the admin write compiles).
+pub fn check_and_parse(
+    tenant: &str,
+    directory_json: Option<&str>,
+    catalog_json: Option<&str>,
+    policy_json: Option<&str>,
+    rules: OriginRules,
+) -> Result<(Summary, Catalog), DocumentErrors> {
     let directory =
         Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
     let (catalog, policy) =
@@ -225,13 +466,14 @@ pub fn check_documents(
             }],
         });
     }
-    Ok(Summary {
+    let summary = Summary {
         tenant: tenant.to_owned(),
         connectors: catalog.connectors().len(),
         connections: catalog.connections().len(),
         tools: catalog.tools().count(),
         roles: policy.roles().count(),
-    })
+    };
+    Ok((summary, catalog))
 }
 
 /// A tenant whose stored documents a directory update makes invalid.

@@ -630,6 +630,24 @@ async fn tenants_invalidated(
             .iter()
             .map(|(t, c, p)| (*t, c.as_deref(), p.as_deref())),
     );
+    // The tenants checked are recompiled against the new directory (their snapshots name the
+    // old one, and would be refused); tenants past the check limit wait for versions/rebuild.
+    for (tenant, catalog, policy) in &stored {
+        if invalidated.iter().any(|i| i.tenant == *tenant) {
+            continue;
+        }
+        let compiled = admin::compile_stored(
+            tenant,
+            Some(directory.text.as_str()),
+            catalog.as_deref(),
+            policy.as_deref(),
+        );
+        if let Ok(snapshot) = compiled {
+            kv.put_bytes(&admin::tenant_snapshot_key(tenant), &snapshot)?
+                .execute()
+                .await?;
+        }
+    }
     Ok((invalidated, tenants.len(), more))
 }
 
@@ -753,10 +771,27 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
                     }
                 }
             }
+            let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
+            let mut not_compiled: Vec<Value> = Vec::new();
             for tenant in &tenants {
                 let catalog = kv.get(&Document::Catalog.kv_key(tenant)).text().await?;
                 let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
                 let version = admin::tenant_version(catalog.as_deref(), policy.as_deref());
+                match admin::compile_stored(
+                    tenant,
+                    directory.as_deref(),
+                    catalog.as_deref(),
+                    policy.as_deref(),
+                ) {
+                    Ok(snapshot) => {
+                        kv.put_bytes(&admin::tenant_snapshot_key(tenant), &snapshot)?
+                            .execute()
+                            .await?
+                    }
+                    Err(problems) => {
+                        not_compiled.push(json!({"tenant": tenant, "problems": problems}))
+                    }
+                }
                 kv.put(&admin::tenant_version_key(tenant), version)?
                     .execute()
                     .await?;
@@ -764,7 +799,12 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             let next = page.cursor.filter(|_| !page.list_complete);
             json_response(
                 200,
-                &json!({"directory": first_page, "tenants": tenants, "next_cursor": next}),
+                &json!({
+                    "directory": first_page,
+                    "tenants": tenants,
+                    "not_compiled": not_compiled,
+                    "next_cursor": next,
+                }),
             )
         }
         Plan::Read { key } => match store::kv(env)?.get(&key).text().await? {
@@ -799,6 +839,14 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
                 Err(refusal) => return refuse(&refusal),
             };
             kv.put(&checked.key(), checked.text())?.execute().await?;
+            // Before the version key, so an isolate that sees the new version finds the
+            // snapshot compiled for it (or, while KV propagates, one it refuses by its stamp).
+            kv.put_bytes(
+                &admin::tenant_snapshot_key(&checked.write.tenant),
+                &checked.snapshot,
+            )?
+            .execute()
+            .await?;
             kv.put(
                 &admin::tenant_version_key(&checked.write.tenant),
                 checked.version.as_str(),

@@ -13,8 +13,8 @@ use std::rc::Rc;
 use worker::{kv::KvStore, Env};
 
 use crate::admin::{
-    directory_version, tenant_version, tenant_version_key, Document, DIRECTORY_KEY,
-    DIRECTORY_VERSION_KEY,
+    directory_version, tenant_snapshot_key, tenant_version, tenant_version_key, Document,
+    DIRECTORY_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
     documents_fingerprint, prepared_bytes, Lookup, Offer, TenantCache, DEFAULT_TTL_MS,
@@ -38,6 +38,15 @@ pub async fn read(kv: &KvStore, key: &str) -> Result<Option<String>, String> {
     kv.get(key)
         .cache_ttl(KV_CACHE_TTL_SECONDS)
         .text()
+        .await
+        .map_err(|e| format!("KV read of {key} failed: {e}"))
+}
+
+/// Reads a key as bytes, through KV's edge cache.
+async fn read_bytes(kv: &KvStore, key: &str) -> Result<Option<Vec<u8>>, String> {
+    kv.get(key)
+        .cache_ttl(KV_CACHE_TTL_SECONDS)
+        .bytes()
         .await
         .map_err(|e| format!("KV read of {key} failed: {e}"))
 }
@@ -133,23 +142,43 @@ pub async fn tenant(
         Document::Catalog.kv_key(tenant),
         Document::Policy.kv_key(tenant),
     );
-    let (catalog, policy) = futures_util::join!(read(&kv, &catalog_key), read(&kv, &policy_key));
+    let snapshot_key = tenant_snapshot_key(tenant);
+    let (catalog, policy, snapshot) = futures_util::join!(
+        read(&kv, &catalog_key),
+        read(&kv, &policy_key),
+        read_bytes(&kv, &snapshot_key)
+    );
     let offer = match (catalog, policy) {
         (Ok(catalog), Ok(policy)) => {
-            let print = print_of(&tenant_version(catalog.as_deref(), policy.as_deref()));
+            let version = tenant_version(catalog.as_deref(), policy.as_deref());
+            let print = print_of(&version);
             let weight = prepared_bytes(
                 catalog.as_deref().map_or(0, str::len) + policy.as_deref().map_or(0, str::len),
             );
             TENANTS.with(|c| {
                 c.borrow_mut().offer(tenant, &print, now, weight, || {
-                    PreparedTenant::prepare(
+                    let prepared = PreparedTenant::prepare(
                         tenant,
                         deployment.clone(),
                         catalog.as_deref(),
                         policy.as_deref(),
                         threshold,
                     )
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string())?;
+                    // Without a usable snapshot the first search builds the index here.
+                    match &snapshot {
+                        Ok(Some(bytes)) => {
+                            if let Err(problem) = prepared.offer_snapshot(bytes, &version) {
+                                log_problem(tenant, "snapshot", &problem.to_string());
+                            }
+                        }
+                        Ok(None) if catalog.is_some() => {
+                            log_problem(tenant, "snapshot", "none stored")
+                        }
+                        Ok(None) => {}
+                        Err(e) => log_problem(tenant, "snapshot", e),
+                    }
+                    Ok(prepared)
                 })
             })
         }

@@ -89,14 +89,14 @@ impl<'a> Surface<'a> {
 
     fn search(&self, view: &PreparedView, request: SearchRequest) -> HostCall<Effect> {
         let limit = request.limit;
-        let index = view.index();
+        let (index, visible) = self.tenant.search_pool(view);
         let query = rank::v2::Request {
             limit,
             explain: request.explain,
             directory: Some(&self.tenant.deployment.search_directory),
             ..rank::v2::Request::new(&request.query)
         };
-        let response = rank::v2::search(index, &rank::v2::Visible::all(index), &query);
+        let response = rank::v2::search(index, visible, &query);
         done_json(serde_json::to_value(response).unwrap_or(Value::Null))
     }
 }

@@ -491,13 +491,16 @@ describe("catalog: bad documents", () => {
       // upgrade) publishes it: it applies.
       let cursor;
       const rebuilt = [];
+      const pages = [];
       do {
         const page = await admin("POST", "versions/rebuild", cursor === undefined ? undefined : { cursor });
         assert.equal(page.status, 200, page.text);
         rebuilt.push(...page.json.tenants);
+        pages.push(page.json);
         cursor = page.json.next_cursor ?? undefined;
       } while (cursor !== undefined);
       assert.ok(rebuilt.includes(TENANT), `rebuilt: ${rebuilt}`);
+      assert.ok(!pages.some((p) => p.not_compiled.length > 0), `every tenant compiled: ${JSON.stringify(pages)}`);
       passBound();
       const after = (await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name);
       assert.ok(!after.some((n) => n.startsWith("slack_")), `Slack is gone once the version changed: ${after}`);
@@ -507,6 +510,34 @@ describe("catalog: bad documents", () => {
       passBound();
     }
     assert.deepEqual((await listAll(GRANTS.alice, { headers: clock.headers() })).map((t) => t.name), before);
+  });
+
+  test("compile on write: the PUT compiles a snapshot; a damaged one is refused and the index built from the tools", async () => {
+    passBound();
+    const queries = ["list channels", "get all schedules", "send a message"];
+    const before = {};
+    for (const q of queries) before[q] = await search("alice", q, { explain: true, limit: 25 });
+    // The same policy in another key order is another text, so a new version, compiled anew.
+    const reordered = Object.fromEntries(Object.entries(POLICY).reverse());
+    const put = await putDoc("policy", reordered);
+    assert.equal(put.status, 200, put.text);
+    assert.ok(put.json.snapshot.bytes > 0, put.text);
+    assert.equal(put.json.snapshot.tools, put.json.summary.tools, put.text);
+    try {
+      // Damaged behind the gateway's back after the write: the next preparation refuses it.
+      await kvPut(`snapshot/tenant/${TENANT}`, "FGSN not a snapshot");
+      passBound();
+      for (const q of queries) {
+        assert.deepEqual(await search("alice", q, { explain: true, limit: 25 }), before[q], `"${q}" answers as before`);
+      }
+    } finally {
+      const restore = await putDoc("policy", POLICY);
+      assert.equal(restore.status, 200, restore.text);
+      passBound();
+    }
+    for (const q of queries) {
+      assert.deepEqual(await search("alice", q, { explain: true, limit: 25 }), before[q], `"${q}" answers as before, compiled`);
+    }
   });
 
   test("a corrupt document written behind the gateway's back: the last good copy keeps serving past the TTL", async () => {

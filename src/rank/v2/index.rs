@@ -33,11 +33,11 @@ pub mod field {
 }
 
 #[derive(Default)]
-struct Postings {
-    name: Vec<DocId>,
-    label: Vec<DocId>,
-    param: Vec<DocId>,
-    prose: Vec<DocId>,
+pub(super) struct Postings {
+    pub(super) name: Vec<DocId>,
+    pub(super) label: Vec<DocId>,
+    pub(super) param: Vec<DocId>,
+    pub(super) prose: Vec<DocId>,
 }
 
 /// A connector label and the words a query must hold to name it.
@@ -98,8 +98,8 @@ impl Label {
 pub struct Index {
     docs: Vec<ToolDoc>,
     dict: HashMap<Box<str>, TermId>,
-    text: Vec<Box<str>>,
-    postings: Vec<Postings>,
+    pub(super) text: Vec<Box<str>>,
+    pub(super) postings: Vec<Postings>,
     /// Terms that occur in some name, sorted by text, for prefix matching.
     name_terms: Vec<TermId>,
     by_name: HashMap<Box<str>, Vec<DocId>>,
@@ -115,7 +115,7 @@ pub struct Index {
     part_labels: HashMap<Box<str>, Vec<u32>>,
     doc_connector: Vec<u32>,
     /// Per tool: distinct terms of its name.
-    name_len: Vec<u8>,
+    pub(super) name_len: Vec<u8>,
 }
 
 /// The shorter side of a prefix match has at least this many characters (`repo` meets
@@ -126,8 +126,8 @@ pub const MIN_PREFIX_LEN: usize = 4;
 pub const MAX_PREFIX_TAIL: usize = 3;
 
 impl Index {
-    pub fn build(docs: Vec<ToolDoc>) -> Index {
-        let mut ix = Index {
+    pub(super) fn empty(tools: usize) -> Index {
+        Index {
             docs: Vec::new(),
             dict: HashMap::new(),
             text: Vec::new(),
@@ -139,15 +139,18 @@ impl Index {
             label_ids: HashMap::new(),
             piece_labels: HashMap::new(),
             part_labels: HashMap::new(),
-            doc_connector: Vec::with_capacity(docs.len()),
-            name_len: Vec::with_capacity(docs.len()),
-        };
+            doc_connector: Vec::with_capacity(tools),
+            name_len: Vec::with_capacity(tools),
+        }
+    }
+
+    pub fn build(docs: Vec<ToolDoc>) -> Index {
+        let mut ix = Index::empty(docs.len());
         let mut stems = StemCache::default();
         let scaffold_stop: Vec<String> = crate::scaffold::stop_words()
             .iter()
             .map(|w| stem(w).into_owned())
             .collect();
-        let mut label_ids: HashMap<&str, u32> = HashMap::new();
         let mut scratch = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
@@ -190,13 +193,6 @@ impl Index {
             };
             let name_terms = add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
             ix.name_len.push(name_terms.min(u8::MAX as usize) as u8);
-            let mut surface: Vec<String> = Vec::new();
-            crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
-            surface.sort_unstable();
-            surface.dedup();
-            for t in surface {
-                ix.surface.entry(t.into()).or_default().push(id);
-            }
             // The gateway's own notes (account labels, frozen values) label a tool like its
             // connector does.
             let mut labels: Vec<&str> = doc.notes.iter().map(String::as_str).collect();
@@ -206,33 +202,6 @@ impl Index {
             let mut prose = schema.prose.clone();
             prose.push(&doc.description);
             add(&mut ix, &prose, true, field::PROSE);
-            let next = label_ids.len() as u32;
-            let c = *label_ids.entry(doc.connector.as_str()).or_insert(next);
-            if c == next {
-                ix.labels.push(Label::new(&doc.connector));
-            }
-            ix.doc_connector.push(c);
-            ix.by_name
-                .entry(doc.name.to_lowercase().into())
-                .or_default()
-                .push(id);
-        }
-        let mut names: Vec<TermId> = (0..ix.text.len() as TermId)
-            .filter(|&t| !ix.postings[t as usize].name.is_empty())
-            .collect();
-        names.sort_unstable_by(|&a, &b| ix.text[a as usize].cmp(&ix.text[b as usize]));
-        ix.name_terms = names;
-        for (c, label) in ix.labels.iter().enumerate() {
-            let c = c as u32;
-            ix.label_ids.insert(label.text.as_str().into(), c);
-            for piece in &label.pieces {
-                push_unique(ix.piece_labels.entry(piece.as_str().into()).or_default(), c);
-            }
-            for (whole, parts) in &label.words {
-                for p in std::iter::once(whole).chain(parts) {
-                    push_unique(ix.part_labels.entry(p.as_str().into()).or_default(), c);
-                }
-            }
         }
         for p in &mut ix.postings {
             p.name.shrink_to_fit();
@@ -240,8 +209,56 @@ impl Index {
             p.param.shrink_to_fit();
             p.prose.shrink_to_fit();
         }
-        ix.docs = docs;
+        ix.finish(docs);
         ix
+    }
+
+    /// What follows from the tools themselves without stemming their text: names as spelled,
+    /// connector labels, the name-term list for prefix matching. Shared by [`Index::build`] and
+    /// the compiled form, which stores only the terms and their postings.
+    pub(super) fn finish(&mut self, docs: Vec<ToolDoc>) {
+        let mut label_ids: HashMap<&str, u32> = HashMap::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let id = i as DocId;
+            let mut surface: Vec<String> = Vec::new();
+            crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
+            surface.sort_unstable();
+            surface.dedup();
+            for t in surface {
+                self.surface.entry(t.into()).or_default().push(id);
+            }
+            let next = label_ids.len() as u32;
+            let c = *label_ids.entry(doc.connector.as_str()).or_insert(next);
+            if c == next {
+                self.labels.push(Label::new(&doc.connector));
+            }
+            self.doc_connector.push(c);
+            self.by_name
+                .entry(doc.name.to_lowercase().into())
+                .or_default()
+                .push(id);
+        }
+        let mut names: Vec<TermId> = (0..self.text.len() as TermId)
+            .filter(|&t| !self.postings[t as usize].name.is_empty())
+            .collect();
+        names.sort_unstable_by(|&a, &b| self.text[a as usize].cmp(&self.text[b as usize]));
+        self.name_terms = names;
+        for (c, label) in self.labels.iter().enumerate() {
+            let c = c as u32;
+            self.label_ids.insert(label.text.as_str().into(), c);
+            for piece in &label.pieces {
+                push_unique(
+                    self.piece_labels.entry(piece.as_str().into()).or_default(),
+                    c,
+                );
+            }
+            for (whole, parts) in &label.words {
+                for p in std::iter::once(whole).chain(parts) {
+                    push_unique(self.part_labels.entry(p.as_str().into()).or_default(), c);
+                }
+            }
+        }
+        self.docs = docs;
     }
 
     /// The connector id of a label text.
@@ -259,7 +276,7 @@ impl Index {
         self.part_labels.get(term).map_or(&[], Vec::as_slice)
     }
 
-    fn intern(&mut self, t: &str) -> TermId {
+    pub(super) fn intern(&mut self, t: &str) -> TermId {
         if let Some(&id) = self.dict.get(t) {
             return id;
         }

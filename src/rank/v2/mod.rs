@@ -16,6 +16,7 @@
 //!
 //! Withheld tools are never in the record, so they change no df, IDF, score, count or reason.
 
+pub mod compiled;
 pub mod index;
 pub mod query;
 pub mod stages;

@@ -1,0 +1,211 @@
+//! Compile on write (issue 18): the snapshot an admin write compiles is read back by the tenant's
+//! prepared copy, and every member's search over the shared index answers exactly as an index of
+//! that member's own advertised tools would. A snapshot for other documents, another directory
+//! or damaged bytes is refused, and the index is then built from the tools, with the same
+//! answers.
+
+use std::rc::Rc;
+
+use floorgate::admin::{compile_stored, directory_version, tenant_version};
+use floorgate::rank::v2::{self, Index, Request, Visible};
+use floorgate::rank::{Limit, ToolDoc};
+use floorgate::tenant::{open_snapshot, Deployment, PreparedTenant, SnapshotProblem};
+
+fn fixture(name: &str) -> String {
+    let path = format!("{}/fixtures/demo/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+struct Docs {
+    directory: String,
+    catalog: String,
+    policy: String,
+}
+
+fn docs() -> Docs {
+    Docs {
+        directory: fixture("directory.json"),
+        catalog: fixture("catalog.json"),
+        policy: fixture("policy.json"),
+    }
+}
+
+fn prepared(d: &Docs) -> PreparedTenant {
+    let deployment = Rc::new(Deployment::prepare(Some(&d.directory)).unwrap());
+    PreparedTenant::prepare(
+        "acme",
+        deployment,
+        Some(&d.catalog),
+        Some(&d.policy),
+        floorgate::resolver::DEFAULT_COLLAPSE_THRESHOLD,
+    )
+    .unwrap()
+}
+
+fn snapshot(d: &Docs) -> Vec<u8> {
+    compile_stored(
+        "acme",
+        Some(&d.directory),
+        Some(&d.catalog),
+        Some(&d.policy),
+    )
+    .unwrap()
+}
+
+fn version(d: &Docs) -> String {
+    tenant_version(Some(&d.catalog), Some(&d.policy))
+}
+
+const MEMBERS: [(&str, &str); 5] = [
+    ("alice", "support"),
+    ("bob", "admin"),
+    ("dana", "analyst"),
+    ("nora", "notion-only"),
+    ("eve", "contractor"),
+];
+
+const QUERIES: [&str; 8] = [
+    "search notion pages",
+    "create a github issue",
+    "list my cal.com bookings",
+    "send a slack message",
+    "delete a page",
+    "API-post-search",
+    "acme",
+    "notion-sales pages",
+];
+
+/// What an answer says, for comparison.
+fn key(a: &v2::Answer) -> String {
+    serde_json::to_string(&(
+        a.results
+            .iter()
+            .map(|r| (&r.name, &r.connector, r.score, r.coverage, &r.input_schema))
+            .collect::<Vec<_>>(),
+        &a.explanation,
+    ))
+    .unwrap()
+}
+
+fn request<'a>(tenant: &'a PreparedTenant, query: &'a str) -> Request<'a> {
+    Request {
+        explain: true,
+        limit: Limit::MAX,
+        directory: Some(&tenant.deployment.search_directory),
+        ..Request::new(query)
+    }
+}
+
+/// Each member's answers through the tenant's search pool, and through an index built from the
+/// member's own advertised tools (the reference: what the member sees, nothing else).
+fn every_answer_matches_the_members_own_index(tenant: &PreparedTenant) {
+    for (member, role) in MEMBERS {
+        let Ok(view) = tenant.view(member, role) else {
+            continue;
+        };
+        let own: Vec<ToolDoc> = view
+            .view
+            .tools()
+            .iter()
+            .map(|t| ToolDoc {
+                name: t.name.clone(),
+                connector: t.connector_label.clone(),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+                destructive: t.annotations.get("destructiveHint")
+                    == Some(&serde_json::Value::Bool(true)),
+                notes: t.note_values.clone(),
+            })
+            .collect();
+        let reference = Index::build(own);
+        for q in QUERIES {
+            let (index, visible) = tenant.search_pool(&view);
+            let got = v2::search(index, visible, &request(tenant, q));
+            let want = v2::search(&reference, &Visible::all(&reference), &request(tenant, q));
+            assert_eq!(key(&got), key(&want), "{member}: {q}");
+        }
+    }
+}
+
+#[test]
+fn the_compiled_snapshot_serves_every_member_as_their_own_index_would() {
+    let d = docs();
+    let tenant = prepared(&d);
+    tenant.offer_snapshot(&snapshot(&d), &version(&d)).unwrap();
+    every_answer_matches_the_members_own_index(&tenant);
+    assert!(tenant.shared_index().compiled, "read from the snapshot");
+    assert_eq!(tenant.compiled_problem(), None);
+    // Plain views share the index; frozen values (dana) and merged accounts (bob) change the
+    // tools' text, so those views are indexed as their members see them.
+    let shared = |m: &str, r: &str| tenant.view(m, r).unwrap().searches_shared_index();
+    assert!(shared("alice", "support"));
+    assert!(shared("nora", "notion-only"));
+    assert!(!shared("dana", "analyst"));
+    assert!(!shared("bob", "admin"));
+}
+
+#[test]
+fn without_a_snapshot_the_index_is_built_and_answers_alike() {
+    let d = docs();
+    let tenant = prepared(&d);
+    every_answer_matches_the_members_own_index(&tenant);
+    assert!(!tenant.shared_index().compiled);
+}
+
+#[test]
+fn a_snapshot_of_other_documents_or_another_directory_is_refused() {
+    let d = docs();
+    let tenant = prepared(&d);
+    let bytes = snapshot(&d);
+    let other_policy = d.policy.replace("\"support\"", "\"helpdesk\"");
+    assert_eq!(
+        tenant.offer_snapshot(
+            &bytes,
+            &tenant_version(Some(&d.catalog), Some(&other_policy))
+        ),
+        Err(SnapshotProblem::OtherDocuments)
+    );
+    assert_eq!(
+        open_snapshot(&bytes, &version(&d), &directory_version(Some("{}"))),
+        Err(SnapshotProblem::OtherDirectory)
+    );
+    assert_eq!(
+        tenant.offer_snapshot(&d.catalog.as_bytes()[..64], &version(&d)),
+        Err(SnapshotProblem::NotASnapshot)
+    );
+    for len in 0..24.min(bytes.len()) {
+        assert!(open_snapshot(
+            &bytes[..len],
+            &version(&d),
+            &directory_version(Some(&d.directory))
+        )
+        .is_err());
+    }
+    let mut newer = bytes.clone();
+    newer[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let refused = tenant.offer_snapshot(&newer, &version(&d)).unwrap_err();
+    assert_eq!(refused, SnapshotProblem::OtherFormat { found: 2 });
+    assert!(
+        refused.to_string().contains("versions/rebuild"),
+        "{refused}"
+    );
+    // Refused, the copy builds its index and serves as before.
+    every_answer_matches_the_members_own_index(&tenant);
+    assert!(!tenant.shared_index().compiled);
+}
+
+#[test]
+fn a_damaged_index_inside_a_good_stamp_falls_back_to_building() {
+    let d = docs();
+    let tenant = prepared(&d);
+    let mut bytes = snapshot(&d);
+    let last = bytes.len() - 1;
+    bytes.truncate(last);
+    tenant.offer_snapshot(&bytes, &version(&d)).unwrap();
+    every_answer_matches_the_members_own_index(&tenant);
+    assert!(!tenant.shared_index().compiled);
+    let problem = tenant
+        .compiled_problem()
+        .expect("the problem is kept for the log");
+    assert!(problem.contains("damaged"), "{problem}");
+}
