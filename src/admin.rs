@@ -174,6 +174,20 @@ pub fn compile_stored(
     ))
 }
 
+/// The KV key of the directory's snapshot (`tenant::compile_directory_snapshot`): written with
+/// the directory, before its version key, and by `POST /admin/v1/versions/rebuild`.
+pub const DIRECTORY_SNAPSHOT_KEY: &str = "snapshot/directory";
+
+/// The directory's snapshot compiled from its text as stored (`None`: the empty directory);
+/// `None` when the text does not parse (it was checked when written; the rebuild call says so).
+pub fn compile_directory(text: Option<&str>) -> Option<Vec<u8>> {
+    let parsed = Directory::parse(text.unwrap_or(r#"{"schema": 1, "connectors": []}"#)).ok()?;
+    Some(crate::tenant::compile_directory_snapshot(
+        &parsed,
+        &directory_version(text),
+    ))
+}
+
 /// The directory's version: the fingerprint of its text as stored (`None`: nothing stored), as
 /// `tenant::Deployment` computes it.
 pub fn directory_version(text: Option<&str>) -> String {

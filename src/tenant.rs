@@ -29,29 +29,62 @@ pub struct Deployment {
 impl Deployment {
     /// `None` (nothing stored yet) is an empty directory.
     pub fn prepare(directory_json: Option<&str>) -> Result<Deployment, DocumentErrors> {
+        Deployment::prepare_with(directory_json, None).map(|(d, _)| d)
+    }
+
+    /// Prepares the directory, reading its search index from `snapshot` (what the directory
+    /// write compiled) when it was compiled for exactly this text; otherwise the index is built
+    /// and the reason the snapshot was not used comes back beside the deployment.
+    pub fn prepare_with(
+        directory_json: Option<&str>,
+        snapshot: Option<&[u8]>,
+    ) -> Result<(Deployment, Option<String>), DocumentErrors> {
         let text = directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#);
         let directory = Directory::parse(text)?;
         let fingerprint = crate::cache::documents_fingerprint(&[directory_json.map(str::as_bytes)]);
-        let docs = directory
-            .connectors()
-            .iter()
-            .flat_map(|connector| {
-                connector.tools.iter().map(|tool| rank::ToolDoc {
-                    name: tool.name.clone(),
-                    connector: connector.label.clone(),
-                    description: tool.description.clone(),
-                    input_schema: tool.input_schema.clone(),
-                    destructive: destroys(&tool.annotations),
-                    notes: Vec::new(),
-                })
-            })
-            .collect();
-        Ok(Deployment {
+        let docs = directory_tools(&directory);
+        let read = snapshot.map(|bytes| {
+            let index =
+                open_snapshot(bytes, &fingerprint, &fingerprint).map_err(|p| p.to_string())?;
+            rank::v2::Directory::from_compiled(index, docs.clone()).map_err(|e| e.to_string())
+        });
+        let (search_directory, problem) = match read {
+            Some(Ok(compiled)) => (compiled, None),
+            Some(Err(problem)) => (rank::v2::Directory::build(docs), Some(problem)),
+            None => (rank::v2::Directory::build(docs), None),
+        };
+        let deployment = Deployment {
             fingerprint,
             directory,
-            search_directory: rank::v2::Directory::build(docs),
-        })
+            search_directory,
+        };
+        Ok((deployment, problem))
     }
+}
+
+/// Every tool of the directory as the ranker indexes it, in directory order.
+fn directory_tools(directory: &Directory) -> Vec<rank::ToolDoc> {
+    directory
+        .connectors()
+        .iter()
+        .flat_map(|connector| {
+            connector.tools.iter().map(|tool| rank::ToolDoc {
+                name: tool.name.clone(),
+                connector: connector.label.clone(),
+                description: tool.description.clone(),
+                input_schema: tool.input_schema.clone(),
+                destructive: destroys(&tool.annotations),
+                notes: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// The directory's snapshot: its search index compiled, stamped (twice: the envelope is the
+/// tenants') with the directory's version.
+pub fn compile_directory_snapshot(directory: &Directory, directory_version: &str) -> Vec<u8> {
+    let index = rank::v2::Directory::build(directory_tools(directory)).compile();
+    envelope(directory_version, directory_version, &index)
 }
 
 /// One member's view with its listing and (on its first search) its search pool.
@@ -336,6 +369,10 @@ impl std::fmt::Display for SnapshotProblem {
 /// the compiled search index over [`catalog_tools`] ([`rank::v2::compiled`]).
 pub fn compile_snapshot(catalog: &Catalog, version: &str, directory_version: &str) -> Vec<u8> {
     let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
+    envelope(version, directory_version, &index)
+}
+
+fn envelope(version: &str, directory_version: &str, index: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(index.len() + 160);
     out.extend_from_slice(&SNAPSHOT_MAGIC);
     out.extend_from_slice(&SNAPSHOT_FORMAT.to_le_bytes());
@@ -343,7 +380,7 @@ pub fn compile_snapshot(catalog: &Catalog, version: &str, directory_version: &st
         out.extend_from_slice(&(stamp.len() as u16).to_le_bytes());
         out.extend_from_slice(stamp.as_bytes());
     }
-    out.extend_from_slice(&index);
+    out.extend_from_slice(index);
     out
 }
 

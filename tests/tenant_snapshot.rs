@@ -209,3 +209,37 @@ fn a_damaged_index_inside_a_good_stamp_falls_back_to_building() {
         .expect("the problem is kept for the log");
     assert!(problem.contains("damaged"), "{problem}");
 }
+
+#[test]
+fn the_directory_snapshot_is_read_back_and_detects_products_alike() {
+    let d = docs();
+    let snapshot = floorgate::admin::compile_directory(Some(&d.directory)).unwrap();
+    let (read, problem) = Deployment::prepare_with(Some(&d.directory), Some(&snapshot)).unwrap();
+    assert_eq!(problem, None);
+    let built = Deployment::prepare(Some(&d.directory)).unwrap();
+    let catalog: Vec<ToolDoc> = {
+        let t = prepared(&d);
+        floorgate::tenant::catalog_tools(&t.catalog)
+    };
+    let pool = Index::build(catalog);
+    for q in QUERIES.iter().chain(&[
+        "drop the database named zorblax",
+        "list pagerduty incidents",
+    ]) {
+        let ask = |dep: &Deployment| {
+            let req = Request {
+                explain: true,
+                limit: Limit::MAX,
+                directory: Some(&dep.search_directory),
+                ..Request::new(q)
+            };
+            key(&v2::search(&pool, &Visible::all(&pool), &req))
+        };
+        assert_eq!(ask(&read), ask(&built), "{q}");
+    }
+    // Compiled for another text: refused with the reason, and built.
+    let (_, problem) =
+        Deployment::prepare_with(Some("{\"schema\": 1, \"connectors\": []}"), Some(&snapshot))
+            .unwrap();
+    assert!(problem.unwrap().contains("other documents"));
+}

@@ -748,6 +748,11 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             if first_page {
                 let text = kv.get(admin::DIRECTORY_KEY).text().await?;
                 let version = admin::directory_version(text.as_deref());
+                if let Some(snapshot) = admin::compile_directory(text.as_deref()) {
+                    kv.put_bytes(admin::DIRECTORY_SNAPSHOT_KEY, &snapshot)?
+                        .execute()
+                        .await?;
+                }
                 kv.put(admin::DIRECTORY_VERSION_KEY, version)?
                     .execute()
                     .await?;
@@ -820,6 +825,11 @@ async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
             kv.put(admin::DIRECTORY_KEY, write.text.as_str())?
                 .execute()
                 .await?;
+            if let Some(snapshot) = admin::compile_directory(Some(&write.text)) {
+                kv.put_bytes(admin::DIRECTORY_SNAPSHOT_KEY, &snapshot)?
+                    .execute()
+                    .await?;
+            }
             // After the text: an isolate that sees the new version reads the new text (or, while
             // KV propagates, an older one whose fingerprint differs, and so reads again).
             kv.put(admin::DIRECTORY_VERSION_KEY, write.version())?

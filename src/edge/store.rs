@@ -14,7 +14,7 @@ use worker::{kv::KvStore, Env};
 
 use crate::admin::{
     directory_version, tenant_snapshot_key, tenant_version, tenant_version_key, Document,
-    DIRECTORY_KEY, DIRECTORY_VERSION_KEY,
+    DIRECTORY_KEY, DIRECTORY_SNAPSHOT_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
     documents_fingerprint, prepared_bytes, Lookup, Offer, TenantCache, DEFAULT_TTL_MS,
@@ -69,14 +69,25 @@ async fn deployment(kv: &KvStore, now: i64) -> Result<Rc<Deployment>, String> {
             return Ok(d);
         }
     }
-    let offer = match read(kv, DIRECTORY_KEY).await {
+    let (text, snapshot) = futures_util::join!(
+        read(kv, DIRECTORY_KEY),
+        read_bytes(kv, DIRECTORY_SNAPSHOT_KEY)
+    );
+    let offer = match text {
         Ok(text) => {
             let print = directory_version(text.as_deref());
             DEPLOYMENT.with(|c| {
                 let weight = prepared_bytes(text.as_deref().map_or(0, str::len));
                 c.borrow_mut()
                     .offer(DIRECTORY_KEY, &print, now, weight, || {
-                        Deployment::prepare(text.as_deref()).map_err(|e| e.to_string())
+                        let snapshot = snapshot.as_ref().ok().and_then(Option::as_deref);
+                        let (deployment, problem) =
+                            Deployment::prepare_with(text.as_deref(), snapshot)
+                                .map_err(|e| e.to_string())?;
+                        if let Some(problem) = problem {
+                            log_problem("*", "directory snapshot", &problem);
+                        }
+                        Ok(deployment)
                     })
             })
         }

@@ -113,6 +113,21 @@ impl Directory {
             index: Index::build(tools),
         }
     }
+
+    /// Its index compiled (see [`compiled`]).
+    pub fn compile(&self) -> Vec<u8> {
+        self.index.compile()
+    }
+
+    /// Reads a compiled directory back over the same tools, in the same order.
+    pub fn from_compiled(
+        bytes: &[u8],
+        tools: Vec<crate::rank::ToolDoc>,
+    ) -> Result<Directory, compiled::CompiledError> {
+        Ok(Directory {
+            index: Index::from_compiled(bytes, tools)?,
+        })
+    }
 }
 
 /// The caller's visible part of an [`Index`].
