@@ -83,7 +83,7 @@ setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-inter
   --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" --var "REGISTRATIONS_PER_MINUTE:50" \
   --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
   --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
-  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" \
+  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_ACCTS__SHARED_TOKEN:e2e-shared-operator-secret" \
   > "$WORK/wrangler.log" 2>&1 < /dev/null &
 WRANGLER_PID=$!
 
