@@ -14,6 +14,10 @@ fi
 if ! grep -q '^GRANT_MAC_KEY=' .dev.vars; then
   echo "GRANT_MAC_KEY=\"$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')\"" >> .dev.vars
 fi
+# The vault's master secret (issue 19): members' connected accounts are sealed under it.
+if ! grep -q '^VAULT_MASTER_KEY=' .dev.vars; then
+  echo "VAULT_MASTER_KEY=\"$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')\"" >> .dev.vars
+fi
 ADMIN_SECRET=$(sed -n 's/^ADMIN_SECRET="\(.*\)"$/\1/p' .dev.vars)
 
 mkdir -p .floorgate

@@ -5,7 +5,7 @@
 #   ./scripts/e2e.sh http revocation only those suites
 #
 # Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution,
-# oauth, python-oauth, pages.
+# oauth, python-oauth, pages, accounts.
 # catalog and execution move the worker's test clock forward, so they run last (pages sends
 # the clock header on one refused sign-in post, which reads no cached tenant).
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
@@ -21,7 +21,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages accounts)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -71,6 +71,7 @@ while [ "$PROXY_PORT" = "$PORT" ]; do PROXY_PORT=$(free_port); done
 BASE="http://127.0.0.1:$PORT"
 ADMIN_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+VAULT_MASTER_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 PAGE_SIZE=${E2E_PAGE_SIZE:-2}
 ALLOWED_ORIGINS="http://127.0.0.1:$PORT,http://localhost:$PORT,http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT"
 
@@ -78,11 +79,11 @@ started=$(date +%s)
 echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
 setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
   --persist-to "$WORK/state" \
-  --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
+  --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "VAULT_MASTER_KEY:$VAULT_MASTER_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
   --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" --var "REGISTRATIONS_PER_MINUTE:50" \
   --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
   --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
-  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" \
+  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_ACCTS__SHARED_TOKEN:e2e-shared-operator-secret" \
   > "$WORK/wrangler.log" 2>&1 < /dev/null &
 WRANGLER_PID=$!
 
@@ -105,7 +106,7 @@ node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fi
   || { cat "$WORK/seed.log" >&2; server_failed "seeding the demo tenant failed"; }
 echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
-export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
+export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_SERVER_LOG="$WORK/wrangler.log" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
   FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state"
 # Screenshots outlive the run (target/ is git-ignored); E2E_ARTEFACTS puts them elsewhere.
 export FG_ARTEFACTS="${E2E_ARTEFACTS:-$ROOT/target/e2e-artefacts}"
@@ -214,6 +215,7 @@ for suite in "${SUITES[@]}"; do
     oauth) run_node_suite oauth tests/e2e/oauth.test.mjs ;;
     python-oauth) run_python_suite python-oauth .venv-mcp2 tests/e2e/python/test_oauth.py ;;
     pages) run_node_suite pages tests/e2e/pages.test.mjs; echo "e2e: screenshots of the pages in $FG_ARTEFACTS/pages" ;;
+    accounts) run_node_suite accounts tests/e2e/accounts.test.mjs ;;
   esac
 done
 

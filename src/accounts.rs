@@ -9,9 +9,55 @@
 /// The member column of a shared account (the connection's one credential).
 pub const SHARED: &str = "";
 
+/// Who a connection's account belongs to, as the catalog declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AccountKind {
+    /// One account for the connection, used by every member the policy lets use it: an
+    /// operator-named Worker secret, or one a tenant admin set through the admin API.
+    #[default]
+    Shared,
+    /// Each member connects their own; a call uses the caller's and nobody else's.
+    Personal,
+}
+
+impl AccountKind {
+    pub const SHARED: &'static str = "shared";
+    pub const PERSONAL: &'static str = "personal";
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountKind::Shared => Self::SHARED,
+            AccountKind::Personal => Self::PERSONAL,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AccountKind> {
+        match text {
+            Self::SHARED => Some(AccountKind::Shared),
+            Self::PERSONAL => Some(AccountKind::Personal),
+            _ => None,
+        }
+    }
+
+    /// The member column of an account of this kind for `member`.
+    pub fn member_column(self, member: &str) -> &str {
+        match self {
+            AccountKind::Shared => SHARED,
+            AccountKind::Personal => member,
+        }
+    }
+}
+
+/// A stored account's status (the table's `CHECK`), and what `list_connections` says of a
+/// connection with no row.
+pub const STATUS_CONNECTED: &str = "connected";
+pub const STATUS_EXPIRED: &str = "expired";
+pub const STATUS_NEEDS_RECONNECT: &str = "needs_reconnect";
+pub const STATUS_NOT_CONNECTED: &str = "not_connected";
+
 /// Applied after `roster::SCHEMA` (it refers to `members`), one statement per entry,
 /// idempotent.
-pub const SCHEMA: [&str; 2] = [
+pub const SCHEMA: [&str; 3] = [
     "CREATE TABLE IF NOT EXISTS connected_accounts (
         connection_id TEXT NOT NULL,
         member_id TEXT NOT NULL,
@@ -27,7 +73,24 @@ pub const SCHEMA: [&str; 2] = [
     BEGIN
         DELETE FROM connected_accounts WHERE member_id = NEW.id;
     END",
+    // The one-time links to the paste page that were used: a link is spent by inserting its
+    // hash, so a second use finds it here. Kept until the link would have expired anyway.
+    "CREATE TABLE IF NOT EXISTS account_links_spent (
+        hash TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+    )",
 ];
+
+/// `(hash, expires_at)`: spends a link; no row written means it was spent before.
+pub const SPEND_LINK_SQL: &str =
+    "INSERT INTO account_links_spent (hash, expires_at) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING";
+/// `(hash)`: whether a link was spent.
+pub const LINK_SPENT_SQL: &str = "SELECT COUNT(*) AS n FROM account_links_spent WHERE hash = ?1";
+/// `(now)`: forgets spent links past their expiry (they no longer verify anyway).
+pub const PURGE_SPENT_LINKS_SQL: &str = "DELETE FROM account_links_spent WHERE expires_at < ?1";
+/// `(member_id)`: whether the member is active (a personal account is stored only for one).
+pub const MEMBER_ACTIVE_SQL: &str =
+    "SELECT COUNT(*) AS n FROM members WHERE id = ?1 AND status = 'active'";
 
 /// `(connection_id, member_id, sealed, now, now)`: connects, or replaces the credential of,
 /// an account.
@@ -43,6 +106,8 @@ pub const DELETE_SQL: &str =
     "DELETE FROM connected_accounts WHERE connection_id = ?1 AND member_id = ?2";
 /// `(status, now, connection_id, member_id)`: after a failed refresh or a refused credential.
 pub const SET_STATUS_SQL: &str = "UPDATE connected_accounts SET status = ?1, updated_at = ?2 WHERE connection_id = ?3 AND member_id = ?4";
+/// Every account of the tenant, without their credentials (the admin API).
+pub const LIST_ALL_SQL: &str = "SELECT connection_id, member_id, status, created_at, updated_at FROM connected_accounts ORDER BY connection_id, member_id";
 /// `(member_id)`: a member's accounts and the shared ones, without their credentials.
 pub const LIST_SQL: &str =
     "SELECT connection_id, member_id, status, created_at, updated_at FROM connected_accounts

@@ -106,6 +106,19 @@ pub enum Route {
     ListAudit {
         tenant: Option<String>,
     },
+    /// Every account members and admins connected in a tenant, never a credential.
+    ListAccounts {
+        tenant: String,
+    },
+    /// Sets (`PUT`) or deletes (`DELETE`) a shared connection's account.
+    PutSharedAccount {
+        tenant: String,
+        connection: String,
+    },
+    DeleteSharedAccount {
+        tenant: String,
+        connection: String,
+    },
 }
 
 /// The per-tenant documents kept in KV.
@@ -331,6 +344,27 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
                 tenant: Some(id("tenant", t)?),
             },
         ),
+        ["tenants", t, "accounts"] => only(
+            "GET",
+            Route::ListAccounts {
+                tenant: id("tenant", t)?,
+            },
+        ),
+        ["tenants", t, "connections", c, "account"] => {
+            let tenant = id("tenant", t)?;
+            if !crate::catalog::is_valid_id(c) {
+                return Err(RouteError::BadId(
+                    "connection",
+                    c.chars().take(80).collect(),
+                ));
+            }
+            let connection = (*c).to_owned();
+            match method {
+                "PUT" => Ok(Route::PutSharedAccount { tenant, connection }),
+                "DELETE" => Ok(Route::DeleteSharedAccount { tenant, connection }),
+                _ => Err(RouteError::MethodNotAllowed("PUT or DELETE")),
+            }
+        }
         ["tenants", t, "executions"] => only(
             "GET",
             Route::ListExecutions {
@@ -422,6 +456,10 @@ pub enum AdminError {
     InvalidBody(String),
     /// 400: a member's role that is not a valid id.
     BadRole,
+    /// 400: a shared account's body without a usable `credential` (never echoed).
+    BadCredential(String),
+    /// 409: the tenant's catalog has no shared connection of that id that takes a credential.
+    NotSharedConnection(String),
     /// 400: a document that is not UTF-8.
     NotUtf8,
     /// 422: a document with problems, every one of them listed; nothing was stored.
@@ -446,7 +484,9 @@ impl AdminError {
             AdminError::BodyUnreadable
             | AdminError::InvalidBody(_)
             | AdminError::BadRole
+            | AdminError::BadCredential(_)
             | AdminError::NotUtf8 => 400,
+            AdminError::NotSharedConnection(_) => 409,
             AdminError::InvalidDocument(_) => 422,
             AdminError::NothingStored(_) => 404,
             AdminError::NoRandomness => 500,
@@ -491,6 +531,8 @@ impl fmt::Display for AdminError {
             }
             AdminError::BodyUnreadable => write!(f, "the request body could not be read"),
             AdminError::InvalidBody(e) => write!(f, "invalid request body: {e}"),
+            AdminError::BadCredential(why) => write!(f, "invalid account: {why}"),
+            AdminError::NotSharedConnection(why) => write!(f, "no account set: {why}"),
             AdminError::BadRole => {
                 write!(f, "role must be 1-64 lowercase letters, digits or '-'")
             }
@@ -568,6 +610,73 @@ pub enum Plan {
     /// Check a tenant document against the stored documents it must agree with, then store
     /// it ([`DocumentWrite::check`]).
     PutDocument(DocumentWrite),
+    /// Seal `credential` for the tenant's shared connection (the shell checks the catalog
+    /// declares it shared, holds the vault and stores the sealed form).
+    PutSharedAccount {
+        tenant: String,
+        connection: String,
+        credential: Credential,
+        now: i64,
+    },
+}
+
+/// A credential on its way to the vault: its `Debug` never shows it.
+#[derive(Clone, PartialEq)]
+pub struct Credential(pub String);
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Credential(<redacted>)")
+    }
+}
+
+/// Whether `catalog` (the tenant's, as served) has a shared connection `connection` whose
+/// connector takes a credential: only such an account can be set by the admin API.
+pub fn shared_account_target(
+    catalog: &crate::catalog::Catalog,
+    connection: &str,
+) -> Result<(), AdminError> {
+    use crate::catalog::{AccountKind, AuthScheme};
+    let found = catalog.connection(connection).ok_or_else(|| {
+        AdminError::NotSharedConnection(format!(
+            "the tenant's catalog has no connection \"{connection}\""
+        ))
+    })?;
+    if found.account == AccountKind::Personal {
+        return Err(AdminError::NotSharedConnection(format!(
+            "connection \"{connection}\" is personal: each member connects their own account (connect_account)"
+        )));
+    }
+    let takes_credential = catalog
+        .connector(&found.connector)
+        .is_some_and(|c| c.auth != AuthScheme::None);
+    if !takes_credential {
+        return Err(AdminError::NotSharedConnection(format!(
+            "connection \"{connection}\"'s connector uses no credential"
+        )));
+    }
+    Ok(())
+}
+
+/// The body of `PUT …/connections/{c}/account`: `{"credential": "…"}`, checked like a key
+/// pasted on the member's page. A refusal never repeats what was sent.
+pub fn shared_account_body(body: &[u8]) -> Result<Credential, AdminError> {
+    let shape = "send {\"credential\": \"<the API key or token>\"}";
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|_| AdminError::BadCredential(format!("the body is not JSON; {shape}")))?;
+    let Some(fields) = value.as_object().filter(|o| o.len() == 1) else {
+        return Err(AdminError::BadCredential(format!(
+            "the body must be an object with one field; {shape}"
+        )));
+    };
+    let Some(Value::String(text)) = fields.get("credential") else {
+        return Err(AdminError::BadCredential(format!(
+            "\"credential\" must be a string; {shape}"
+        )));
+    };
+    crate::account_link::check_key(text)
+        .map(|key| Credential(key.to_owned()))
+        .map_err(|problem| AdminError::BadCredential(problem.to_string()))
 }
 
 /// Decides what an authorized admin request does: parses and checks its body and builds the
@@ -649,6 +758,22 @@ pub fn decide(
             tenant.unwrap_or_else(|| DEPLOYMENT_AUDIT_OBJECT.to_owned()),
             Command::ListAudit {
                 limit: AUDIT_ROWS_SHOWN,
+            },
+        ),
+        Route::ListAccounts { tenant } => roster(tenant, Command::ListAccounts { member: None }),
+        Route::PutSharedAccount { tenant, connection } => Ok(Plan::PutSharedAccount {
+            tenant,
+            connection,
+            credential: shared_account_body(body)?,
+            now,
+        }),
+        Route::DeleteSharedAccount { tenant, connection } => roster(
+            tenant,
+            Command::DeleteAccount {
+                connection,
+                member: None,
+                now,
+                by: Actor::Operator,
             },
         ),
         Route::ListExecutions { tenant } => roster(

@@ -19,8 +19,12 @@ pub const PUBLIC_ORIGIN: &str = "PUBLIC_ORIGIN";
 /// Client registrations one address may make per minute (default `oauth::client`'s).
 pub const REGISTRATIONS_PER_MINUTE: &str = "REGISTRATIONS_PER_MINUTE";
 
+/// The deployment's master secret the vault derives each tenant's key from (issue 19); a
+/// rotation adds `VAULT_MASTER_KEY_V<n>` (n ≥ 2), and the newest version seals.
+pub const VAULT_MASTER_KEY: &str = "VAULT_MASTER_KEY";
+
 /// Every name above: never a connection's credential.
-pub const RESERVED: [&str; 12] = [
+pub const RESERVED: [&str; 13] = [
     ADMIN_SECRET,
     GRANT_MAC_KEY,
     KV,
@@ -33,10 +37,28 @@ pub const RESERVED: [&str; 12] = [
     TEST_CLOCK,
     PUBLIC_ORIGIN,
     REGISTRATIONS_PER_MINUTE,
+    VAULT_MASTER_KEY,
 ];
 
 /// Whether `name` is one of the gateway's own bindings (compared without case, so a
 /// look-alike such as `admin_secret` is refused too).
 pub fn is_reserved(name: &str) -> bool {
-    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name))
+    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) || vault_version_of(name).is_some()
 }
+
+/// The key version a binding name holds: `VAULT_MASTER_KEY` is version 1,
+/// `VAULT_MASTER_KEY_V<n>` version n (any case, so no look-alike is a credential either).
+pub fn vault_version_of(name: &str) -> Option<u32> {
+    let upper = name.to_ascii_uppercase();
+    if upper == VAULT_MASTER_KEY {
+        return Some(1);
+    }
+    let digits = upper.strip_prefix(VAULT_MASTER_KEY)?.strip_prefix("_V")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The highest `VAULT_MASTER_KEY_V<n>` the shell looks for.
+pub const MAX_VAULT_VERSION: u32 = 16;

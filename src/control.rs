@@ -21,6 +21,8 @@ pub enum ControlOp {
     Whoami,
     ListConnectors,
     ListConnections { connector: Option<String> },
+    ConnectAccount { connection: String },
+    DisconnectAccount { connection: String },
     DescribeTool { name: String },
     ListMyGrants,
     RevokeMyGrant { grant_id: String },
@@ -38,6 +40,8 @@ impl ControlOp {
             ControlOp::Whoami => ControlOpKind::Whoami,
             ControlOp::ListConnectors => ControlOpKind::ListConnectors,
             ControlOp::ListConnections { .. } => ControlOpKind::ListConnections,
+            ControlOp::ConnectAccount { .. } => ControlOpKind::ConnectAccount,
+            ControlOp::DisconnectAccount { .. } => ControlOpKind::DisconnectAccount,
             ControlOp::DescribeTool { .. } => ControlOpKind::DescribeTool,
             ControlOp::ListMyGrants => ControlOpKind::ListMyGrants,
             ControlOp::RevokeMyGrant { .. } => ControlOpKind::RevokeMyGrant,
@@ -79,6 +83,12 @@ impl ControlOp {
             ControlOpKind::ListConnectors => ControlOp::ListConnectors,
             ControlOpKind::ListConnections => ControlOp::ListConnections {
                 connector: text("connector"),
+            },
+            ControlOpKind::ConnectAccount => ControlOp::ConnectAccount {
+                connection: required("connection")?,
+            },
+            ControlOpKind::DisconnectAccount => ControlOp::DisconnectAccount {
+                connection: required("connection")?,
             },
             ControlOpKind::DescribeTool => ControlOp::DescribeTool {
                 name: required("name")?,
@@ -151,13 +161,23 @@ pub fn definition(kind: ControlOpKind) -> Tool {
             annotations(true, false, true, "List connectors"),
         ),
         ControlOpKind::ListConnections => (
-            "List the connected accounts you can see, with their connector, label and status. The label is the value to pass as `connection` to tools that work with several accounts. Optionally filter by connector id.",
+            "List the connections you can see, with their connector, label and status; `account` says whether it uses one shared account or your own (personal), and `account_status` whether that account is connected, not_connected, expired or needs_reconnect. Credentials are never shown. The label is the value to pass as `connection` to tools that work with several accounts. Optionally filter by connector id.",
             json!({
                 "type": "object",
                 "properties": {"connector": {"type": "string", "description": "Only accounts of this connector id (from list_connectors)."}},
                 "additionalProperties": false
             }),
             annotations(true, false, true, "List connected accounts"),
+        ),
+        ControlOpKind::ConnectAccount => (
+            "Connect your own account to a personal connection (see list_connections): returns a one-time link for the user to open in a browser, where they paste their API key. Never ask the user for the key in the chat, and never pass it as an argument. The link works once, for 15 minutes.",
+            one_string("connection", "The connection id from list_connections."),
+            annotations(false, false, false, "Connect my account"),
+        ),
+        ControlOpKind::DisconnectAccount => (
+            "Disconnect your own account from a personal connection: the stored key is deleted and its tools stop working for you until you connect again. The key itself stays valid at the provider; revoke it there if it should stop working everywhere.",
+            one_string("connection", "The connection id from list_connections."),
+            annotations(false, true, true, "Disconnect my account"),
         ),
         ControlOpKind::DescribeTool => (
             "Show the full definition of one tool you can use: its description, its complete input schema and its annotations. Use it before calling a tool found with search_tools when you need the exact arguments.",

@@ -4,6 +4,7 @@
 //! on the host. Time, randomness and I/O are handed in by the caller (the Worker shell or the
 //! CLI), never fetched here, so the same code ranks, resolves and dispatches in both.
 
+pub mod account_link;
 pub mod accounts;
 pub mod admin;
 pub mod binding;
@@ -11,6 +12,7 @@ pub mod cache;
 pub mod call_error;
 pub mod catalog;
 pub mod control;
+pub mod credential;
 pub mod gateway;
 pub mod grant;
 pub mod mcp;

@@ -15,6 +15,8 @@ pub enum ControlOpKind {
     Whoami,
     ListConnectors,
     ListConnections,
+    ConnectAccount,
+    DisconnectAccount,
     DescribeTool,
     ListMyGrants,
     RevokeMyGrant,
@@ -27,10 +29,12 @@ pub enum ControlOpKind {
 }
 
 impl ControlOpKind {
-    pub const ALL: [ControlOpKind; 12] = [
+    pub const ALL: [ControlOpKind; 14] = [
         ControlOpKind::Whoami,
         ControlOpKind::ListConnectors,
         ControlOpKind::ListConnections,
+        ControlOpKind::ConnectAccount,
+        ControlOpKind::DisconnectAccount,
         ControlOpKind::DescribeTool,
         ControlOpKind::ListMyGrants,
         ControlOpKind::RevokeMyGrant,
@@ -47,6 +51,8 @@ impl ControlOpKind {
             ControlOpKind::Whoami => "whoami",
             ControlOpKind::ListConnectors => "list_connectors",
             ControlOpKind::ListConnections => "list_connections",
+            ControlOpKind::ConnectAccount => "connect_account",
+            ControlOpKind::DisconnectAccount => "disconnect_account",
             ControlOpKind::DescribeTool => "describe_tool",
             ControlOpKind::ListMyGrants => "list_my_grants",
             ControlOpKind::RevokeMyGrant => "revoke_my_grant",
@@ -61,6 +67,14 @@ impl ControlOpKind {
 
     pub fn from_name(name: &str) -> Option<ControlOpKind> {
         Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Operations on the caller's own accounts of personal connections.
+    pub fn is_about_personal_accounts(self) -> bool {
+        matches!(
+            self,
+            ControlOpKind::ConnectAccount | ControlOpKind::DisconnectAccount
+        )
     }
 
     /// Operations on other members or on the tenant's policy.

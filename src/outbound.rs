@@ -92,16 +92,21 @@ impl fmt::Display for OutboundError {
 
 impl std::error::Error for OutboundError {}
 
+/// `name`, when `tenant` may read that Worker secret (`catalog::credential_problem`).
+pub fn checked_credential_name<'a>(tenant: &str, name: &'a str) -> Result<&'a str, OutboundError> {
+    match crate::catalog::credential_problem(tenant, name) {
+        None => Ok(name),
+        Some(reason) => Err(OutboundError::ForeignCredential { reason }),
+    }
+}
+
 impl OutboundRequest {
     /// The secret to read for `tenant`'s call, refused unless the tenant's naming scheme
     /// allows it (`catalog::credential_problem`). `None` for `auth: none`.
     pub fn credential_name(&self, tenant: &str) -> Result<Option<&str>, OutboundError> {
         match &self.credential_ref {
             None => Ok(None),
-            Some(name) => match crate::catalog::credential_problem(tenant, name) {
-                None => Ok(Some(name)),
-                Some(reason) => Err(OutboundError::ForeignCredential { reason }),
-            },
+            Some(name) => checked_credential_name(tenant, name).map(Some),
         }
     }
 

@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 
 use crate::call_error::{invalid, quote_name, CallError};
 use crate::catalog::{
-    quote, Catalog, Connection, ConnectionStatus, Connector, JsonPath, Operation, ToolDef,
+    quote, AccountKind, Catalog, Connection, ConnectionStatus, Connector, JsonPath, Operation,
+    ToolDef,
 };
 use crate::control::{self, ControlOp, SearchRequest};
 use crate::mcp::Tool;
@@ -82,6 +83,11 @@ pub struct VisibleConnection {
     pub connector: String,
     pub label: String,
     pub status: ConnectionStatus,
+    /// Whose account a call uses.
+    pub account: AccountKind,
+    /// Whether an operator-named Worker secret backs it (a shared connection's fallback); the
+    /// name itself stays in the catalog.
+    pub operator_secret: bool,
 }
 
 /// Everything one member may see, computed from the catalog and their restrictions.
@@ -161,6 +167,8 @@ impl MemberView {
                     connector: c.connector.clone(),
                     label: c.label.clone(),
                     status: c.status,
+                    account: c.account,
+                    operator_secret: c.credential.is_some(),
                 }));
             let mut usable: Vec<&Connection> = visible
                 .into_iter()
@@ -183,9 +191,16 @@ impl MemberView {
                 advertised_tools: view.tools.len() - before,
             });
         }
+        // Connecting and disconnecting accounts is offered only to a member who sees a personal
+        // connection: elsewhere the two operations could do nothing.
+        let has_personal = view
+            .connections
+            .iter()
+            .any(|c| c.account == AccountKind::Personal);
         view.control_ops = ControlOpKind::ALL
             .into_iter()
             .filter(|op| view.access.allows_control(*op))
+            .filter(|op| has_personal || !op.is_about_personal_accounts())
             .collect();
         Ok(view)
     }

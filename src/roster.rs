@@ -275,6 +275,72 @@ pub enum Command {
     ListAudit {
         limit: i64,
     },
+    /// Stores a sealed credential (never the credential) for a connection: `member: None` is
+    /// the shared account. A member's own comes through a one-time link, spent here in the same
+    /// step (`link`), and only while the member is active.
+    StoreAccount {
+        connection: String,
+        member: Option<String>,
+        sealed: String,
+        link: Option<SpentLink>,
+        now: i64,
+        by: Actor,
+    },
+    /// The sealed credential and status of one account (`null` when there is none, or the
+    /// member is not active).
+    ReadAccount {
+        connection: String,
+        member: Option<String>,
+    },
+    /// Deletes one account's credential; replies whether there was one.
+    DeleteAccount {
+        connection: String,
+        member: Option<String>,
+        now: i64,
+        by: Actor,
+    },
+    /// The accounts (never their credentials) of `member` and the shared ones; `None`: all.
+    ListAccounts {
+        member: Option<String>,
+    },
+    /// Whether a one-time link was spent.
+    LinkSpent {
+        hash: String,
+    },
+}
+
+/// A one-time link spent by the store that uses it: the hash of the link and when it would
+/// have expired (until then its row stays).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpentLink {
+    pub hash: String,
+    pub expires_at: i64,
+}
+
+/// One account as listed: no credential, sealed or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountInfo {
+    pub connection: String,
+    /// `None` for a shared account.
+    pub member: Option<String>,
+    pub status: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A stored account as read for a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredAccount {
+    pub sealed: String,
+    pub status: String,
+}
+
+/// The audit detail of an account change: whose account, never its credential.
+fn account_detail(member: Option<&str>) -> String {
+    match member {
+        Some(member) => format!("personal account of {member}"),
+        None => "shared account".to_owned(),
+    }
 }
 
 /// Whether an object has tables yet; `SELECT` this and read `n`.
@@ -329,7 +395,35 @@ impl Command {
                 Some(AuditEntry::new(*now, by, "grant.revoke", id, None))
             }
             Command::RecordAudit { entry } => Some(entry.clone()),
+            Command::StoreAccount {
+                connection,
+                member,
+                now,
+                by,
+                ..
+            } => Some(AuditEntry::new(
+                *now,
+                by,
+                "account.connect",
+                connection,
+                Some(account_detail(member.as_deref())),
+            )),
+            Command::DeleteAccount {
+                connection,
+                member,
+                now,
+                by,
+            } => Some(AuditEntry::new(
+                *now,
+                by,
+                "account.disconnect",
+                connection,
+                Some(account_detail(member.as_deref())),
+            )),
             Command::Validate { .. }
+            | Command::ReadAccount { .. }
+            | Command::ListAccounts { .. }
+            | Command::LinkSpent { .. }
             | Command::ListMembers
             | Command::ListGrants { .. }
             | Command::RecordExecution { .. }
@@ -344,7 +438,15 @@ impl Command {
     pub fn reply_without_tables(&self) -> Option<Result<serde_json::Value, RosterError>> {
         use serde_json::Value;
         match self {
-            Command::Validate { .. } => Some(Ok(Value::Null)),
+            Command::Validate { .. } | Command::ReadAccount { .. } => Some(Ok(Value::Null)),
+            Command::LinkSpent { .. } => Some(Ok(Value::Bool(false))),
+            Command::ListAccounts { .. } => Some(Ok(Value::Array(Vec::new()))),
+            Command::DeleteAccount { .. } => Some(Ok(Value::Bool(false))),
+            Command::StoreAccount {
+                member: Some(member),
+                ..
+            } => Some(Err(RosterError::UnknownMember(member.clone()))),
+            Command::StoreAccount { member: None, .. } => None,
             Command::ListMembers | Command::ListGrants { .. } | Command::ListExecutions { .. } => {
                 Some(Ok(Value::Array(Vec::new())))
             }
@@ -370,6 +472,8 @@ pub enum RosterError {
     MemberRemoved(String),
     MemberNotActive(String),
     UnknownGrant(String),
+    /// A one-time link to the paste page was used before.
+    LinkUsed,
     InvalidTransition {
         member: String,
         from: MemberStatus,
@@ -385,6 +489,7 @@ impl RosterError {
             RosterError::UnknownMember(_) | RosterError::UnknownGrant(_) => 404,
             RosterError::MemberRemoved(_)
             | RosterError::MemberNotActive(_)
+            | RosterError::LinkUsed
             | RosterError::InvalidTransition { .. } => 409,
             RosterError::Storage(_) => 500,
         }
@@ -408,6 +513,10 @@ impl fmt::Display for RosterError {
                 )
             }
             RosterError::UnknownGrant(g) => write!(f, "no grant \"{g}\" here"),
+            RosterError::LinkUsed => write!(
+                f,
+                "this link was already used; ask for a new one (connect_account)"
+            ),
             RosterError::InvalidTransition { member, from, to } => write!(
                 f,
                 "member \"{member}\" cannot go from {} to {}",

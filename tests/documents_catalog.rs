@@ -358,7 +358,7 @@ fn unknown_fields_are_rejected() {
     let doc = with(catalog_doc(), "/connections/0/token", json!("x"));
     assert_eq!(
         catalog_errors(doc),
-        ["connections[0].token: unknown field (expected one of: id, connector, label, credential, status)"]
+        ["connections[0].token: unknown field (expected one of: id, connector, label, credential, status, account)"]
     );
 }
 
@@ -852,5 +852,54 @@ fn a_directory_update_reports_the_tenants_it_would_invalidate() {
         hit[0].problems.iter().any(|p| p.contains("linear")),
         "{:?}",
         hit[0].problems
+    );
+}
+
+#[test]
+fn a_connection_says_whose_account_it_uses_shared_by_default() {
+    use floorgate::catalog::AccountKind;
+    let mut doc = catalog_doc();
+    doc["connections"].as_array_mut().unwrap().push(
+        json!({"id": "linear-me", "connector": "linear", "label": "Mine", "account": "personal"}),
+    );
+    doc["connections"][0]["account"] = json!("shared");
+    let catalog = Catalog::from_value(&doc, &directory()).unwrap();
+    assert_eq!(
+        catalog.connection("notion-eng").unwrap().account,
+        AccountKind::Shared
+    );
+    // Today's catalogs, with no `account`, keep today's model.
+    assert_eq!(
+        catalog.connection("notion-ops").unwrap().account,
+        AccountKind::Shared
+    );
+    let personal = catalog.connection("linear-me").unwrap();
+    assert_eq!(personal.account, AccountKind::Personal);
+    assert_eq!(
+        personal.credential, None,
+        "a personal connection names no secret"
+    );
+}
+
+#[test]
+fn bad_account_declarations_are_refused_with_their_path() {
+    let at = |doc: Value| catalog_errors(doc);
+    assert_eq!(
+        at(with(catalog_doc(), "/connections/0/account", json!("mine"))),
+        ["connections[0].account: unknown account kind \"mine\" (expected \"shared\" or \"personal\")"]
+    );
+    assert_eq!(
+        at(with(catalog_doc(), "/connections/0/account", json!(1))),
+        ["connections[0].account: expected a string, got a number"]
+    );
+    // A personal connection's credential is each member's: naming a secret is a mistake.
+    assert_eq!(
+        at(with(catalog_doc(), "/connections/0/account", json!("personal"))),
+        ["connections[0].credential: a personal connection uses each member's own account (connect_account); remove this field"]
+    );
+    // A connector without a credential has no account to connect.
+    assert_eq!(
+        at(with(catalog_doc(), "/connections/2/account", json!("personal"))),
+        ["connections[2].account: connector \"hn\" uses no credential (auth scheme \"none\"), so there is no account to connect; remove this field"]
     );
 }

@@ -104,7 +104,7 @@ fn unknown_names_in_filters() {
     );
     assert_eq!(
         role_errors(json!({"control": {"allow": ["sudo"]}})),
-        ["roles.eng.control.allow[0]: unknown control operation \"sudo\" (expected one of: whoami, list_connectors, list_connections, describe_tool, list_my_grants, revoke_my_grant, list_members, suspend_member, reinstate_member, remove_member, view_policy, issue_sign_in_code)"]
+        ["roles.eng.control.allow[0]: unknown control operation \"sudo\" (expected one of: whoami, list_connectors, list_connections, connect_account, disconnect_account, describe_tool, list_my_grants, revoke_my_grant, list_members, suspend_member, reinstate_member, remove_member, view_policy, issue_sign_in_code)"]
     );
     assert_eq!(
         role_errors(json!({"connectors": {"allow": ["Linear"]}})),

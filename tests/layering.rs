@@ -24,7 +24,13 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("checks over documents", &["oauth", "schema"]),
     (
         "refusals, restrictions, sealing",
-        &["call_error", "policy", "vault"],
+        &[
+            "account_link",
+            "call_error",
+            "credential",
+            "policy",
+            "vault",
+        ],
     ),
     ("the gateway's own operations", &["control"]),
     ("the resolver", &["resolver"]),

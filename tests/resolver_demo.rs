@@ -8,6 +8,7 @@ use floorgate::catalog::{Catalog, Directory};
 use floorgate::control::{self, ControlOp};
 use floorgate::gateway::control::{
     describe_tool, list_connections, list_connectors, may_issue_sign_in_code, view_policy, whoami,
+    with_accounts,
 };
 use floorgate::policy::Policy;
 use floorgate::resolver::{Dispatch, MemberView, DEFAULT_COLLAPSE_THRESHOLD};
@@ -147,12 +148,13 @@ fn a_role_that_sees_everything_collapses() {
     assert!(stripe.input_schema["properties"]
         .get("connection")
         .is_none());
-    let connections = list_connections(&bob, Some("stripe"));
+    // With no account stored, a shared connection's operator secret counts as connected.
+    let connections = with_accounts(list_connections(&bob, Some("stripe")), "bob", &[]);
     assert_eq!(
         connections,
         json!({"connections": [
-            {"id": "stripe-test", "connector": "stripe", "label": "Test mode", "status": "active"},
-            {"id": "stripe-live", "connector": "stripe", "label": "Live", "status": "disabled"}
+            {"id": "stripe-test", "connector": "stripe", "label": "Test mode", "status": "active", "account": "shared", "account_status": "connected"},
+            {"id": "stripe-live", "connector": "stripe", "label": "Live", "status": "disabled", "account": "shared", "account_status": "connected"}
         ]})
     );
     let policy = view_policy(&bob, &demo.policy).unwrap();

@@ -158,8 +158,9 @@ fn a_flood_of_member_rows_never_evicts_an_operator_row() {
 mod accounts {
     use super::roster;
     use floorgate::accounts::{
-        DELETE_SQL, LIST_SQL, SCHEMA, SELECT_SQL, SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL, SHARED,
-        UPSERT_SQL,
+        DELETE_SQL, LINK_SPENT_SQL, LIST_ALL_SQL, LIST_SQL, MEMBER_ACTIVE_SQL,
+        PURGE_SPENT_LINKS_SQL, SCHEMA, SELECT_SQL, SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL,
+        SHARED, SPEND_LINK_SQL, UPSERT_SQL,
     };
     use floorgate::roster::SET_STATUS_SQL;
     use rusqlite::{params, Connection, OptionalExtension};
@@ -277,5 +278,61 @@ mod accounts {
             sealed(&db, "slack", SHARED).as_deref(),
             Some("fgv1.1.shared")
         );
+    }
+
+    #[test]
+    fn a_link_is_spent_once_and_forgotten_after_its_expiry() {
+        let db = with_accounts();
+        let spent = |hash: &str| -> i64 {
+            db.query_row(LINK_SPENT_SQL, params![hash], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(spent("h1"), 0);
+        assert_eq!(db.execute(SPEND_LINK_SQL, params!["h1", 100]).unwrap(), 1);
+        // The second use writes nothing: the roster refuses the store with it.
+        assert_eq!(db.execute(SPEND_LINK_SQL, params!["h1", 100]).unwrap(), 0);
+        assert_eq!(spent("h1"), 1);
+        db.execute(PURGE_SPENT_LINKS_SQL, params![99]).unwrap();
+        assert_eq!(spent("h1"), 1, "kept until it would have expired");
+        db.execute(PURGE_SPENT_LINKS_SQL, params![101]).unwrap();
+        assert_eq!(spent("h1"), 0);
+    }
+
+    #[test]
+    fn only_an_active_member_stores_a_personal_account() {
+        let db = with_accounts();
+        let active = |member: &str| -> i64 {
+            db.query_row(MEMBER_ACTIVE_SQL, params![member], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(active("ada"), 1);
+        db.execute(SET_STATUS_SQL, params!["suspended", 9, "ada"])
+            .unwrap();
+        assert_eq!(active("ada"), 0);
+        assert_eq!(active("nobody"), 0);
+    }
+
+    #[test]
+    fn the_admin_listing_names_every_account_and_holds_no_credential() {
+        let db = with_accounts();
+        let mut statement = db.prepare(LIST_ALL_SQL).unwrap();
+        let columns: Vec<String> = statement
+            .column_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        assert!(!columns.iter().any(|c| c == "sealed"), "{columns:?}");
+        let rows: Vec<(String, String)> = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows.len(), 3);
+        db.execute(SET_STATUS_SQL, params!["removed", 9, "bob"])
+            .unwrap();
+        let left: i64 = db
+            .query_row("SELECT COUNT(*) FROM connected_accounts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 2, "bob's row went with his removal");
     }
 }

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use crate::accounts::AccountKind;
+
 pub use connector::{
     is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource, Operation, ToolDef,
 };
@@ -137,9 +139,12 @@ pub struct Connection {
     pub connector: String,
     /// Shown to members and used as the `connection` value of merged tools.
     pub label: String,
-    /// The name of the Worker secret holding the credential; `None` only for `auth: none`.
+    /// The name of the Worker secret holding the credential; `None` for `auth: none` and for a
+    /// personal connection (each member's own account is in the tenant's roster, sealed).
     pub credential: Option<String>,
     pub status: ConnectionStatus,
+    /// Whose account a call uses: the connection's one (shared) or the caller's (personal).
+    pub account: AccountKind,
 }
 
 /// Where a tool lives in a catalog.
@@ -560,7 +565,14 @@ fn parse_connection(
     broken_ids: &[String],
     problems: &mut Problems,
 ) -> Option<Connection> {
-    const FIELDS: &[&str] = &["id", "connector", "label", "credential", "status"];
+    const FIELDS: &[&str] = &[
+        "id",
+        "connector",
+        "label",
+        "credential",
+        "status",
+        "account",
+    ];
     let fields = Fields::of(value, path, FIELDS, problems)?;
     let id = read_id(&fields, "id", problems);
     let connector = fields.required_str("connector", problems).and_then(|id| {
@@ -592,8 +604,40 @@ fn parse_connection(
     if let Some(problem) = &credential_problem {
         problems.push(&fields.path("credential"), problem.clone());
     }
-    if let Some(connector) = connector {
-        match (&connector.auth, credential) {
+    let account = match fields.optional_str("account", problems) {
+        None => Some(AccountKind::Shared),
+        Some(text) => match AccountKind::parse(text) {
+            Some(kind) => Some(kind),
+            None => {
+                problems.push(
+                    &fields.path("account"),
+                    format!(
+                        "unknown account kind {} (expected {} or {})",
+                        quote(text),
+                        quote(AccountKind::SHARED),
+                        quote(AccountKind::PERSONAL)
+                    ),
+                );
+                None
+            }
+        },
+    };
+    match (connector, account) {
+        (Some(connector), Some(AccountKind::Personal)) => match (&connector.auth, credential) {
+            (AuthScheme::None, _) => problems.push(
+                &fields.path("account"),
+                format!(
+                    "connector {} uses no credential (auth scheme \"none\"), so there is no account to connect; remove this field",
+                    quote(&connector.id)
+                ),
+            ),
+            (_, Some(_)) => problems.push(
+                &fields.path("credential"),
+                "a personal connection uses each member's own account (connect_account); remove this field",
+            ),
+            (_, None) => {}
+        },
+        (Some(connector), _) => match (&connector.auth, credential) {
             (AuthScheme::None, Some(_)) => problems.push(
                 &fields.path("credential"),
                 format!(
@@ -606,7 +650,8 @@ fn parse_connection(
                 &fields.path("credential"),
                 "required field is missing (the name of the Worker secret holding this account's credential)",
             ),
-        }
+        },
+        (None, _) => {}
     }
     let status = match fields.optional_str("status", problems) {
         None | Some("active") => Some(ConnectionStatus::Active),
@@ -632,5 +677,6 @@ fn parse_connection(
         label: label?.to_owned(),
         credential,
         status: status?,
+        account: account?,
     })
 }

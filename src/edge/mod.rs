@@ -2,6 +2,7 @@
 //! the clock and randomness). It reads what the core needs, calls the core, and performs the
 //! effects the core hands back. Compiled for wasm32 only.
 
+mod accounts;
 mod http;
 mod oauth;
 mod outbound;
@@ -140,6 +141,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         "admin"
     } else if oauth::handles(&path) {
         "oauth"
+    } else if accounts::handles(&path) {
+        "connect"
     } else {
         "other"
     };
@@ -147,8 +150,9 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     // The OAuth paths serve any origin: their JSON endpoints take no ambient credential (a
     // browser-based client calls them cross-origin), and the page's form posts carry a CSRF
     // token bound to a SameSite cookie (Chrome sends `Origin: null` under no-referrer).
-    let origin_ok =
-        route == "oauth" || http::origin_allowed(origin.as_deref(), &config.allowed_origins);
+    let origin_ok = route == "oauth"
+        || route == "connect"
+        || http::origin_allowed(origin.as_deref(), &config.allowed_origins);
     let response = if !origin_ok {
         log.outcome = "origin_refused".into();
         error_response(
@@ -162,6 +166,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             "/healthz" => json_response(200, &json!({"status": "ok"})),
             "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
             p if oauth::handles(p) => oauth::serve(req, &env, &config, p).await,
+            p if accounts::handles(p) => accounts::serve(req, &env, &config).await,
             p if p.starts_with("/admin/") => serve_admin(req, &env, &config, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
@@ -177,7 +182,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     log.emit(response.status_code());
     // A refused origin gets no CORS grant, so a browser cannot even read the refusal; the
     // sign-in pages are for the member's own browser, never for another site's script.
-    if origin_ok && path != crate::oauth::AUTHORIZE_PATH {
+    if origin_ok && path != crate::oauth::AUTHORIZE_PATH && route != "connect" {
         with_cors(response, origin.as_deref())
     } else {
         Ok(response)
@@ -479,7 +484,7 @@ async fn serve_mcp(
             };
         }
         results.push(match not_sent {
-            None => perform(env, ctx, config, &identity, effect).await,
+            None => perform(env, ctx, config, &site, &identity, effect, now).await,
             Some(reason) => {
                 if let Effect::Outbound(call) = &effect {
                     outbound::record_not_sent(env, ctx, &identity, call);
@@ -525,10 +530,18 @@ async fn perform(
     env: &Env,
     ctx: &Context,
     config: &Config,
+    site: &Site,
     identity: &Identity,
     effect: Effect,
+    now: i64,
 ) -> std::result::Result<CallToolResult, RpcError> {
     match effect {
+        Effect::AccountLink { connection } => {
+            Ok(accounts::issue_link(env, site, identity, &connection, now))
+        }
+        Effect::ListConnections { listing } => {
+            Ok(accounts::list_connections(env, identity, listing).await)
+        }
         Effect::Roster(command) => match roster(env, &identity.tenant, &command).await {
             Ok(Ok(value)) => Ok(CallToolResult::json(gateway::control::roster_reply(
                 &command, value,
@@ -710,14 +723,36 @@ async fn serve_admin(
     };
     log.outcome = "ok".into();
     match admin::decide(route, &body, now_ms(), config.origin_rules()) {
-        Ok(plan) => perform_admin(env, plan).await,
+        Ok(plan) => perform_admin(env, config, plan).await,
         Err(refusal) => refuse(&refusal),
     }
 }
 
 /// Performs an admin plan: the roster command, the KV read or write and its audit row.
-async fn perform_admin(env: &Env, plan: Plan) -> Result<Response> {
+async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Response> {
     match plan {
+        Plan::PutSharedAccount {
+            tenant,
+            connection,
+            credential,
+            now,
+        } => {
+            let Ok(prepared) = store::tenant(env, &tenant, now, config.collapse_threshold).await
+            else {
+                return refuse(&AdminError::NotSharedConnection(
+                    "the tenant's catalog cannot be loaded".into(),
+                ));
+            };
+            if let Err(refusal) = admin::shared_account_target(&prepared.catalog, &connection) {
+                return refuse(&refusal);
+            }
+            let command = match accounts::seal_shared(env, &tenant, &connection, &credential.0, now)
+            {
+                Ok(command) => command,
+                Err(problem) => return error_response(503, &problem),
+            };
+            answer(admin::roster_answer(roster(env, &tenant, &command).await?))
+        }
         Plan::Roster { object, command } => {
             answer(admin::roster_answer(roster(env, &object, &command).await?))
         }

@@ -209,7 +209,7 @@ fn no_store(response: Response) -> Result<Response> {
     Ok(response)
 }
 
-async fn read_form(req: &mut Request) -> std::result::Result<Params, OAuthError> {
+pub(super) async fn read_form(req: &mut Request) -> std::result::Result<Params, OAuthError> {
     let body = bounded_body(req, MAX_FORM_BYTES)
         .await
         .map_err(|_| invalid_request("the form is too large or unreadable"))?;
@@ -271,7 +271,7 @@ async fn register(mut req: Request, config: &Config, secret: &[u8], now: i64) ->
 
 // --- the pages ---------------------------------------------------------------------------
 
-fn page(status: u16, html: String, form_target: Option<&str>) -> Result<Response> {
+pub(super) fn page(status: u16, html: String, form_target: Option<&str>) -> Result<Response> {
     let response = Response::from_html(html)?.with_status(status);
     for (name, value) in pages::headers(form_target) {
         response.headers().set(name, &value)?;
@@ -279,7 +279,7 @@ fn page(status: u16, html: String, form_target: Option<&str>) -> Result<Response
     Ok(response)
 }
 
-fn error_page(status: u16, message: &str) -> Result<Response> {
+pub(super) fn error_page(status: u16, message: &str) -> Result<Response> {
     page(status, pages::error(message), None)
 }
 
@@ -291,7 +291,7 @@ fn redirect(location: &str) -> Result<Response> {
 }
 
 /// The browser's binding cookie, if it sent one.
-fn binding_of(req: &Request) -> Option<String> {
+pub(super) fn binding_of(req: &Request) -> Option<String> {
     let cookies = header(req, "Cookie")?;
     cookies.split(';').find_map(|pair| {
         let (name, value) = pair.trim().split_once('=')?;
@@ -481,6 +481,8 @@ async fn authorize_post(
         Err(e) => return error_page(400, &e.to_string()),
     };
     match form {
+        // Never chosen above; the paste page posts to its own path (`edge::accounts`).
+        Form::ConnectAccount => error_page(400, &pages::FormError::Csrf.to_string()),
         Form::SignIn => {
             let code = params.get(pages::FIELD_CODE).unwrap_or("").trim();
             let sealed = params.get(pages::FIELD_TICKET).unwrap_or("");

@@ -1,8 +1,9 @@
 //! Sending a connected tool's request to the third-party API, and recording that it happened.
 //!
 //! The core has already resolved the tool, checked the arguments and built the request, and
-//! the final URL check has passed. Here the credential is read from the Worker secret the
-//! connection names, added as the connector's header, and the request is sent with a timeout,
+//! the final URL check has passed. Here the credential is read (the member's own account, the
+//! shared one, or the Worker secret the connection names: `edge::accounts::credential_for`),
+//! added as the connector's header, and the request is sent with a timeout,
 //! without following redirects (so it cannot be bounced to another origin), and never retried.
 
 use worker::{Context, Env, Headers, Method, Request, RequestInit, RequestRedirect};
@@ -32,20 +33,11 @@ pub async fn execute(
         Ok(request) => request,
         Err(error) => return Err(RpcError::invalid_params(error.refusal())),
     };
-    let secret_name = match request.credential_name(&identity.tenant) {
-        Ok(name) => name,
-        Err(error) => return Ok(CallToolResult::error(error.to_string())),
-    };
-    let secret = match secret_name {
-        None => None,
-        Some(name) => match env.secret(name) {
-            Ok(secret) => Some(secret.to_string()),
-            Err(_) => {
-                return Ok(CallToolResult::error(
-                    "this connection's credential is not configured on the gateway; ask an administrator",
-                ))
-            }
-        },
+    // The caller's own account for a personal connection, never anyone else's; the shared
+    // account or the operator's secret for a shared one (`credential::choose`).
+    let secret = match super::accounts::credential_for(env, identity, &call).await {
+        Ok(secret) => secret,
+        Err(refusal) => return Ok(refusal),
     };
     // Anything the platform refuses while building or sending is this call's error, never the
     // whole request's: the other calls of a batch still get their answers.

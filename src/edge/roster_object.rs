@@ -12,13 +12,14 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, SqlS
 
 use super::token_store::SqlTokens;
 
+use crate::accounts;
 use crate::oauth::command::{self as oauth_command, NoTables, OAuthCommand, OAuthReply};
 use crate::oauth::token::{self as oauth_token, LIST_FAMILIES_SQL, REVOKE_LISTED_FAMILY_SQL};
 use crate::roster::{
-    transition_allowed, AuditClass, AuditEntry, Command, GrantInfo, Member, MemberStatus,
-    RosterError, HAS_TABLES_SQL, LIST_AUDIT_SQL, MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS,
-    PRUNE_AUDIT_SQL, PRUNE_EXECUTIONS_SQL, RECORD_AUDIT_SQL, RECORD_EXECUTION_SQL, SCHEMA,
-    SET_STATUS_SQL, VALIDATE_SQL,
+    transition_allowed, AccountInfo, AuditClass, AuditEntry, Command, GrantInfo, Member,
+    MemberStatus, RosterError, StoredAccount, HAS_TABLES_SQL, LIST_AUDIT_SQL,
+    MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS, PRUNE_AUDIT_SQL, PRUNE_EXECUTIONS_SQL,
+    RECORD_AUDIT_SQL, RECORD_EXECUTION_SQL, SCHEMA, SET_STATUS_SQL, VALIDATE_SQL,
 };
 
 #[durable_object]
@@ -162,6 +163,15 @@ struct FamilyRow {
     created_at: f64,
     revoked_at: Option<f64>,
     revoked_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AccountRow {
+    connection_id: String,
+    member_id: String,
+    status: String,
+    created_at: f64,
+    updated_at: f64,
 }
 
 #[derive(Deserialize)]
@@ -561,6 +571,110 @@ impl Roster {
             }
             // Written by `run_and_audit`, like every other command's row.
             Command::RecordAudit { .. } => Ok(Value::Null),
+            Command::StoreAccount {
+                connection,
+                member,
+                sealed,
+                link,
+                now,
+                ..
+            } => {
+                // Every statement below runs in this one synchronous step: the link is spent
+                // and the credential stored together, or neither.
+                if let Some(member) = &member {
+                    let active: Vec<Count> = self
+                        .sql
+                        .exec(accounts::MEMBER_ACTIVE_SQL, vec![member.clone().into()])
+                        .and_then(|c| c.to_array())
+                        .map_err(storage)?;
+                    if !active.first().is_some_and(|c| c.n > 0.0) {
+                        return Err(RosterError::MemberNotActive(member.clone()));
+                    }
+                }
+                if let Some(link) = link {
+                    self.sql
+                        .exec(accounts::PURGE_SPENT_LINKS_SQL, vec![(now as f64).into()])
+                        .map_err(storage)?;
+                    let spent = self
+                        .sql
+                        .exec(
+                            accounts::SPEND_LINK_SQL,
+                            vec![link.hash.into(), (link.expires_at as f64).into()],
+                        )
+                        .map_err(storage)?;
+                    if spent.rows_written() == 0 {
+                        return Err(RosterError::LinkUsed);
+                    }
+                }
+                let column = member.clone().unwrap_or_default();
+                self.sql
+                    .exec(
+                        accounts::UPSERT_SQL,
+                        vec![
+                            connection.clone().into(),
+                            column.into(),
+                            sealed.into(),
+                            (now as f64).into(),
+                        ],
+                    )
+                    .map_err(storage)?;
+                Ok(
+                    json!({"connection": connection, "member": member, "status": accounts::STATUS_CONNECTED}),
+                )
+            }
+            Command::ReadAccount { connection, member } => {
+                let rows: Vec<StoredAccount> = self
+                    .sql
+                    .exec(
+                        accounts::SELECT_SQL,
+                        vec![connection.into(), member.unwrap_or_default().into()],
+                    )
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                Ok(rows
+                    .into_iter()
+                    .next()
+                    .map(|row| serde_json::to_value(row).unwrap_or(Value::Null))
+                    .unwrap_or(Value::Null))
+            }
+            Command::DeleteAccount {
+                connection, member, ..
+            } => {
+                let cursor = self
+                    .sql
+                    .exec(
+                        accounts::DELETE_SQL,
+                        vec![connection.into(), member.unwrap_or_default().into()],
+                    )
+                    .map_err(storage)?;
+                Ok(json!({"disconnected": cursor.rows_written() > 0}))
+            }
+            Command::ListAccounts { member } => {
+                let cursor = match member {
+                    Some(member) => self.sql.exec(accounts::LIST_SQL, vec![member.into()]),
+                    None => self.sql.exec(accounts::LIST_ALL_SQL, None),
+                };
+                let rows: Vec<AccountRow> = cursor.and_then(|c| c.to_array()).map_err(storage)?;
+                let accounts: Vec<AccountInfo> = rows
+                    .into_iter()
+                    .map(|r| AccountInfo {
+                        connection: r.connection_id,
+                        member: (r.member_id != accounts::SHARED).then_some(r.member_id),
+                        status: r.status,
+                        created_at: r.created_at as i64,
+                        updated_at: r.updated_at as i64,
+                    })
+                    .collect();
+                Ok(serde_json::to_value(accounts).unwrap_or(Value::Null))
+            }
+            Command::LinkSpent { hash } => {
+                let rows: Vec<Count> = self
+                    .sql
+                    .exec(accounts::LINK_SPENT_SQL, vec![hash.into()])
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                Ok(Value::Bool(rows.first().is_some_and(|c| c.n > 0.0)))
+            }
             Command::ListAudit { limit } => {
                 let mut classes = serde_json::Map::new();
                 for class in AuditClass::ALL {

@@ -6,13 +6,14 @@
 
 use serde_json::{json, Value};
 
+use crate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_NOT_CONNECTED};
 use crate::call_error::CallError;
 use crate::catalog::ConnectionStatus;
 use crate::control::ControlOp;
 use crate::names::ControlOpKind;
 use crate::policy::Policy;
-use crate::resolver::MemberView;
-use crate::roster::{Actor, Command, MemberStatus};
+use crate::resolver::{MemberView, VisibleConnection};
+use crate::roster::{AccountInfo, Actor, Command, MemberStatus};
 
 /// What a control operation comes to.
 #[derive(Debug, Clone)]
@@ -24,6 +25,14 @@ pub enum Answer {
     /// A one-time sign-in code for `member`: the shell draws the secret and asks the roster
     /// object (`oauth::command::OAuthCommand::IssueSignIn`).
     SignInCode { member: String },
+    /// A one-time link for the caller to connect their own account to `connection`: the shell
+    /// signs it (grant key, randomness, the gateway's origin).
+    AccountLink { connection: String },
+    /// `list_connections`: the view's part, completed by [`with_accounts`] with the accounts
+    /// the roster holds for the caller.
+    Connections { listing: Value },
+    /// Refused, as the tool's error (`isError`), with what to do.
+    Refused(String),
 }
 
 /// The answer to `op`, called by `member` at `now_ms`.
@@ -47,7 +56,27 @@ pub fn answer(
         ControlOp::Whoami => return Answer::Done(Ok(whoami(view))),
         ControlOp::ListConnectors => return Answer::Done(Ok(list_connectors(view))),
         ControlOp::ListConnections { connector } => {
-            return Answer::Done(Ok(list_connections(view, connector.as_deref())))
+            return Answer::Connections {
+                listing: list_connections(view, connector.as_deref()),
+            }
+        }
+        ControlOp::ConnectAccount { connection } => {
+            return match may_connect_account(view, &connection) {
+                Ok(_) => Answer::AccountLink { connection },
+                Err(refusal) => Answer::Refused(refusal),
+            }
+        }
+        ControlOp::DisconnectAccount { connection } => {
+            match own_account(view, &connection) {
+                Ok(_) => {}
+                Err(refusal) => return Answer::Refused(refusal),
+            }
+            Command::DeleteAccount {
+                connection,
+                member: Some(me),
+                now,
+                by: by.clone(),
+            }
         }
         ControlOp::DescribeTool { name } => return Answer::Done(describe_tool(view, &name)),
         ControlOp::ViewPolicy => return Answer::Done(view_policy(view, policy)),
@@ -149,7 +178,8 @@ pub fn reaches(view: &MemberView) -> Vec<String> {
         .collect()
 }
 
-/// `list_connections`, optionally for one connector. An invisible connector id gives an empty
+/// `list_connections`, optionally for one connector, before the roster's accounts are known:
+/// [`with_accounts`] adds each one's `account_status`. An invisible connector id gives an empty
 /// list, like a connector with no accounts.
 pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
     let connections: Vec<Value> = view
@@ -162,10 +192,98 @@ pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
                 "connector": c.connector,
                 "label": c.label,
                 "status": c.status.as_str(),
+                "account": c.account.as_str(),
+                "operator_secret": c.operator_secret,
             })
         })
         .collect();
     json!({ "connections": connections })
+}
+
+/// `account_status` when a connector needs no credential at all (`auth: none`).
+pub const STATUS_NOT_NEEDED: &str = "not_needed";
+
+/// Completes [`list_connections`] with `accounts`, the roster's rows for `member` and the
+/// shared ones (never a credential: the rows hold none). A personal connection's status is
+/// the caller's own account's; a shared one's is the admin-set account's, else the operator's
+/// Worker secret counts as connected. Only the caller's rows are read, whatever is passed.
+pub fn with_accounts(listing: Value, member: &str, accounts: &[AccountInfo]) -> Value {
+    let Value::Object(mut out) = listing else {
+        return listing;
+    };
+    if let Some(Value::Array(connections)) = out.get_mut("connections") {
+        for entry in connections.iter_mut() {
+            let id = entry["id"].as_str().unwrap_or_default().to_owned();
+            let personal = entry["account"] == AccountKind::PERSONAL;
+            let row = accounts.iter().find(|a| {
+                a.connection == id
+                    && match &a.member {
+                        Some(m) => personal && m == member,
+                        None => !personal,
+                    }
+            });
+            let operator_secret = entry["operator_secret"] == Value::Bool(true);
+            let status = match row {
+                Some(row) => row.status.as_str(),
+                None if !personal && operator_secret => STATUS_CONNECTED,
+                None if !personal => STATUS_NOT_NEEDED,
+                None => STATUS_NOT_CONNECTED,
+            };
+            entry["account_status"] = json!(status);
+            if let Some(row) = row {
+                entry["account_updated_at"] = json!(row.updated_at);
+            }
+            if let Value::Object(fields) = entry {
+                fields.remove("operator_secret");
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The refusal for a connection the member cannot see: the same words whether it does not
+/// exist or is withheld, as for tools.
+fn unknown_connection(connection: &str) -> String {
+    format!("unknown connection {connection:?}; list_connections shows the ones you can use")
+}
+
+/// The caller's personal connection `connection`, or why it is not one they may manage.
+pub fn own_account<'v>(
+    view: &'v MemberView,
+    connection: &str,
+) -> Result<&'v VisibleConnection, String> {
+    let found = view
+        .connections()
+        .iter()
+        .find(|c| c.id == connection)
+        .ok_or_else(|| unknown_connection(connection))?;
+    if found.account == AccountKind::Shared {
+        return Err(format!(
+            "connection {connection:?} is shared: its one account is set by a tenant administrator (admin API), not by each member"
+        ));
+    }
+    Ok(found)
+}
+
+/// The connect stage for `connect_account`: a personal connection the caller may use (visible
+/// and active) of a connector the policy lets them connect.
+pub fn may_connect_account<'v>(
+    view: &'v MemberView,
+    connection: &str,
+) -> Result<&'v VisibleConnection, String> {
+    let found = own_account(view, connection)?;
+    if found.status != ConnectionStatus::Active {
+        return Err(format!(
+            "connection {connection:?} is disabled; nothing can be connected to it"
+        ));
+    }
+    if !view.may_connect(&found.connector) {
+        return Err(format!(
+            "your role may not connect accounts of connector {:?}; ask a tenant administrator",
+            found.connector
+        ));
+    }
+    Ok(found)
 }
 
 /// `describe_tool`: the full definition of a tool the member can call; anything else (unknown

@@ -32,6 +32,10 @@ pub enum Effect {
     Outbound(Box<ResolvedCall>),
     /// A one-time sign-in code for a member of the caller's tenant (an admin operation).
     SignInCode { member: String },
+    /// A one-time link to the paste page for the caller's own account of `connection`.
+    AccountLink { connection: String },
+    /// `list_connections` completed with the caller's accounts (`control::with_accounts`).
+    ListConnections { listing: Value },
 }
 
 /// One member's surface for one request.
@@ -84,6 +88,13 @@ impl<'a> Surface<'a> {
             Answer::Done(Err(error)) => HostCall::Done(call_error(error)),
             Answer::Roster(command) => HostCall::Pending(Effect::Roster(command)),
             Answer::SignInCode { member } => HostCall::Pending(Effect::SignInCode { member }),
+            Answer::AccountLink { connection } => {
+                HostCall::Pending(Effect::AccountLink { connection })
+            }
+            Answer::Connections { listing } => {
+                HostCall::Pending(Effect::ListConnections { listing })
+            }
+            Answer::Refused(message) => HostCall::Done(Ok(CallToolResult::error(message))),
         }
     }
 

@@ -40,6 +40,8 @@ pub const DECISION_DENY: &str = "deny";
 pub enum Form {
     SignIn,
     Consent,
+    /// The page where a member pastes an API key (`account_link`).
+    ConnectAccount,
 }
 
 impl Form {
@@ -47,6 +49,7 @@ impl Form {
         match self {
             Form::SignIn => b"sign-in",
             Form::Consent => b"consent",
+            Form::ConnectAccount => b"connect-account",
         }
     }
 }
@@ -296,14 +299,17 @@ fn base64_std(bytes: &[u8]) -> String {
     out
 }
 
-fn page(title: &str, body: &str) -> String {
+/// A whole page around `body` (which the caller has escaped), with the one stylesheet the CSP
+/// allows.
+pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"referrer\" content=\"no-referrer\"><title>{} · floorgate</title><style>{STYLE}</style></head><body>{body}</body></html>",
         escape(title)
     )
 }
 
-fn hidden(name: &str, value: &str) -> String {
+/// A hidden form field, escaped.
+pub fn hidden(name: &str, value: &str) -> String {
     format!(
         "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
         escape(name),

@@ -375,7 +375,7 @@ describe("catalog: bad documents", () => {
   const policyCases = [
     [(p) => { p.roles.support.connectors.allow.push("nope"); }, 'roles.support.connectors.allow[2]: unknown connector "nope"'],
     [(p) => { p.roles.support.tools = { allow: ["zz_missing"] }; }, 'roles.support.tools.allow[0]: unknown tool "zz_missing"'],
-    [(p) => { p.roles.support.control = { allow: ["fly"] }; }, 'roles.support.control.allow[0]: unknown control operation "fly" (expected one of: whoami, list_connectors, list_connections, describe_tool, list_my_grants, revoke_my_grant, list_members, suspend_member, reinstate_member, remove_member, view_policy, issue_sign_in_code)'],
+    [(p) => { p.roles.support.control = { allow: ["fly"] }; }, 'roles.support.control.allow[0]: unknown control operation "fly" (expected one of: whoami, list_connectors, list_connections, connect_account, disconnect_account, describe_tool, list_my_grants, revoke_my_grant, list_members, suspend_member, reinstate_member, remove_member, view_policy, issue_sign_in_code)'],
     [(p) => { p.roles.analyst.frozen.push({ tool: "create_issue", field: "nope", value: 1 }); }, 'roles.analyst.frozen[1].field: tool "create_issue" has no argument "nope"'],
     [(p) => { p.roles.analyst.frozen.push({ tool: "create_issue", field: "owner", value: 1 }); }, 'roles.analyst.frozen[1].value: does not fit argument "owner" of tool "create_issue": expected a string, got a number'],
     [(p) => { p.roles.analyst.frozen.push({ tool: "zzz_*", field: "owner", value: "a" }); }, 'roles.analyst.frozen[1]: no tool matching "zzz_*" has an argument "owner"'],

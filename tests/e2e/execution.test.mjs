@@ -582,7 +582,7 @@ describe("execution: auth schemes, connection status, path rules, no-operation t
     assert.ok(!listed.includes("dis_get"), `dis_get is not advertised: ${listed}`);
     const conns = await both("disabled", "list_connections", {});
     const dis = conns.result.structuredContent.connections.find((c) => c.id === "dis-off");
-    assert.deepEqual(dis, { id: "dis-off", connector: "dis-api", label: "Dis Off", status: "disabled" }, "browsable, with its status");
+    assert.deepEqual(dis, { id: "dis-off", connector: "dis-api", label: "Dis Off", status: "disabled", account: "shared", account_status: "connected" }, "browsable, with its status");
     const described = await both("disabled", "describe_tool", { name: "dis_get" });
     const unknownDescribed = await both("disabled", "describe_tool", { name: "dis_nope" });
     assert.deepEqual(JSON.stringify(described).replaceAll("dis_get", "X"), JSON.stringify(unknownDescribed).replaceAll("dis_nope", "X"), "describe_tool: the same answer as for an unknown tool");

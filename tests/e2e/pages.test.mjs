@@ -10,7 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { BASE, REQUEST_TIMEOUT_MS, admin, putMember, uniqueId, CLOCK_HEADER } from "./lib.mjs";
+import { BASE, REQUEST_TIMEOUT_MS, admin, putMember, uniqueId, CLOCK_HEADER, issueGrant, callTool } from "./lib.mjs";
 
 const TENANT = "acme";
 const CHROMIUM = "/usr/bin/chromium";
@@ -291,5 +291,58 @@ describe("the pages in Chromium", () => {
 
   test("no JavaScript needed: the whole flow with JavaScript disabled", async () => {
     await allowFlow("no-javascript", { javaScriptEnabled: false });
+  });
+
+  test("the account paste page (issue 19): paste a key, connected, the key never shown; no JavaScript", async () => {
+    const shot = shooter("connect-account");
+    const tenant = "pgacct";
+    const documents = {
+      catalog: {
+        schema: 1, tenant,
+        private_connectors: [{
+          id: "stand-in", label: "Stand In", origin: "http://127.0.0.1:9", auth: { scheme: "bearer" },
+          tools: [{ name: "get_item", description: "Get one item.", inputSchema: { type: "object", properties: {} }, operation: { method: "GET", path: "/items" } }],
+        }],
+        connections: [{ id: "mine", connector: "stand-in", label: "My Stand In", account: "personal" }],
+      },
+      policy: { schema: 1, tenant, roles: { member: { connectors: { allow: ["*"] }, connect: { allow: ["*"] } } } },
+    };
+    for (const [doc, body] of Object.entries(documents)) {
+      const put = await admin("PUT", `tenants/${tenant}/${doc}`, body);
+      assert.equal(put.status, 200, put.text);
+    }
+    await putMember(tenant, "pat", "member");
+    const { grant } = await issueGrant(tenant, "pat");
+    const linked = await callTool(grant, "connect_account", { connection: "mine" });
+    const url = linked.json.result.structuredContent.url;
+    const key = `pasted-${randomBytes(8).toString("hex")}`;
+    const { context, page, errors } = await newPage({ javaScriptEnabled: false });
+    try {
+      const response = await page.goto(url);
+      assert.equal(response.status(), 200);
+      assert.match((await response.allHeaders())["content-security-policy"] ?? "", /frame-ancestors 'none'/);
+      assert.equal((await page.textContent("h1")).trim(), "Connect your Stand In account");
+      assert.equal(await page.getAttribute("#key", "type"), "password");
+      await shot(page, "form");
+      await page.click("button[type=submit]"); // empty: the browser's `required` holds it back
+      await page.fill("#key", "   ");
+      await submit(page, "button[type=submit]");
+      assert.match(await page.textContent(".error"), /The key is empty/);
+      await shot(page, "empty-key");
+      await page.fill("#key", key);
+      await submit(page, "button[type=submit]");
+      assert.equal((await page.textContent("h1")).trim(), "Account connected");
+      assert.ok(!(await page.content()).includes(key), "the key is not on the page");
+      await shot(page, "connected");
+      // The link is spent: opening it again says so.
+      const again = await page.goto(url);
+      assert.equal(again.status(), 410);
+      assert.match(await page.textContent(".error"), /already used/);
+      await shot(page, "link-used");
+      // Chromium logs the refusals' statuses (400, 410) as load errors; nothing else, no CSP one.
+      assert.deepEqual(errors.filter((e) => !/status of 4(00|10)/.test(e)), []);
+    } finally {
+      await context.close();
+    }
   });
 });
