@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Directory, DocumentErrors, OriginRules};
+use crate::catalog::{Catalog, Connector, Directory, DocumentErrors, OriginRules, ToolDef};
 use crate::mcp::Tool;
 use crate::policy::Policy;
 use crate::policy::UnknownRole;
@@ -68,16 +68,24 @@ fn directory_tools(directory: &Directory) -> Vec<rank::ToolDoc> {
         .connectors()
         .iter()
         .flat_map(|connector| {
-            connector.tools.iter().map(|tool| rank::ToolDoc {
-                name: tool.name.clone(),
-                connector: connector.label.clone(),
-                description: tool.description.clone(),
-                input_schema: tool.input_schema.clone(),
-                destructive: destroys(&tool.annotations),
-                notes: Vec::new(),
-            })
+            connector
+                .tools
+                .iter()
+                .map(|tool| plain_doc(connector, tool))
         })
         .collect()
+}
+
+/// A catalog or directory tool as the ranker indexes it, with no notes of any member's view.
+fn plain_doc(connector: &Connector, tool: &ToolDef) -> rank::ToolDoc {
+    rank::ToolDoc {
+        name: tool.name.clone(),
+        connector: connector.label.clone(),
+        description: tool.description.clone(),
+        input_schema: tool.input_schema.clone(),
+        destructive: destroys(&tool.annotations),
+        notes: Vec::new(),
+    }
 }
 
 /// The directory's snapshot: its search index compiled, stamped (twice: the envelope is the
@@ -144,14 +152,7 @@ fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
 pub fn catalog_tools(catalog: &Catalog) -> Vec<rank::ToolDoc> {
     catalog
         .tools()
-        .map(|(connector, tool)| rank::ToolDoc {
-            name: tool.name.clone(),
-            connector: connector.label.clone(),
-            description: tool.description.clone(),
-            input_schema: tool.input_schema.clone(),
-            destructive: destroys(&tool.annotations),
-            notes: Vec::new(),
-        })
+        .map(|(connector, tool)| plain_doc(connector, tool))
         .collect()
 }
 

@@ -34,12 +34,9 @@ pub fn ask_v1<'a>(ours: &'a Ours, query: &'a str) -> impl Fn(&[u32]) -> Asked + 
                 .map(|x| (x.connector, x.name, x.coverage))
                 .collect(),
             tokens: e.as_ref().map_or_else(String::new, |e| {
-                let t: Vec<String> = e
-                    .tokens
-                    .iter()
-                    .map(|t| format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share))
-                    .collect();
-                t.join(" ")
+                line(&e.tokens, |t| {
+                    format!("{}:{:?}:df{}:{:.2}", t.token, t.role, t.df, t.mass_share)
+                })
             }),
             best_rejected: e.as_ref().and_then(|e| {
                 e.best_rejected
@@ -71,18 +68,13 @@ pub fn ask_v2<'a>(v2: &'a V2, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
                 .map(|x| (x.connector, x.name, x.coverage))
                 .collect(),
             tokens: e.as_ref().map_or_else(String::new, |e| {
-                let t: Vec<String> = e
-                    .tokens
-                    .iter()
-                    .map(|t| {
-                        let tail = if t.tail { "/tail" } else { "" };
-                        format!(
-                            "{}:{:?}{tail}:df{}:{:.2}",
-                            t.term, t.role, t.df, t.mass_share
-                        )
-                    })
-                    .collect();
-                t.join(" ")
+                line(&e.tokens, |t| {
+                    let tail = if t.tail { "/tail" } else { "" };
+                    format!(
+                        "{}:{:?}{tail}:df{}:{:.2}",
+                        t.term, t.role, t.df, t.mass_share
+                    )
+                })
             }),
             best_rejected: e.as_ref().and_then(|e| {
                 e.best_rejected.as_ref().map(|b| {
@@ -164,4 +156,9 @@ pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
             println!("  tokens: {}", r.tokens);
         }
     }
+}
+
+/// Each item shown, space-separated.
+fn line<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
+    items.iter().map(show).collect::<Vec<_>>().join(" ")
 }
