@@ -112,6 +112,43 @@ fn a_request_for_a_product_not_connected_is_empty() {
     );
 }
 
+/// Rule `product_slot` (measured, not shipped): an unknown word after a request-final `in`
+/// names a product no directory row has; a named value does not.
+#[test]
+fn the_product_slot_rule_reads_the_final_in_phrase_only() {
+    let pool = pool_of(&["Slack", "Notion", "GitHub", "Jira"]);
+    let with = v2::Rules::SHIPPED.with(v2::Rule::ProductSlot);
+    let ask_with = |q: &str, rules: v2::Rules| {
+        let index = Index::build(pool.clone());
+        let req = Request {
+            explain: true,
+            directory: Some(directory()),
+            rules,
+            ..Request::new(q)
+        };
+        v2::search(&index, &Visible::all(&index), &req)
+    };
+    let slot = ask_with("list the open issues in zorblax", with);
+    assert!(slot.results.is_empty(), "{:?}", names(&slot));
+    let why = slot.explanation.unwrap().why.unwrap();
+    assert!(
+        matches!(why, EmptyReason::ProductNotConnected { ref products } if products == &["zorblax"]),
+        "{why:?}"
+    );
+    assert!(
+        !ask_with("list the open issues in zorblax", v2::Rules::SHIPPED)
+            .results
+            .is_empty()
+    );
+    // Not at the end, or a named value: answered.
+    assert!(!ask_with("list issues in zorblax assigned to me", with)
+        .results
+        .is_empty());
+    assert!(!ask_with("create an issue named zorblax", with)
+        .results
+        .is_empty());
+}
+
 #[test]
 fn an_argument_value_owns_no_mass_and_a_spelled_name_wins_the_tie() {
     let pool = pool_of(&["PagerDuty"]);

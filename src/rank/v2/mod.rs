@@ -57,6 +57,7 @@ pub enum Rule {
     StrongestField,
     CoverageFirst,
     NameFocus,
+    ProductSlot,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -75,6 +76,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::StrongestField, "strongest_field", "a term weighs what its strongest field gives (name over parameter over description), not their sum: a long description does not outrank a name"),
     (Rule::CoverageFirst, "coverage_first", "then the share of the mass met in the name or label: the tool named for all of what was asked before one that mentions it at length"),
     (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
+    (Rule::ProductSlot, "product_slot", "(not shipped) words nothing knows after a request-final in/on/from name a product no directory row has"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -86,7 +88,8 @@ impl Rules {
     /// What the gateway runs: every rule but those measured and not shipped.
     pub const SHIPPED: Rules = Rules::ALL
         .without(Rule::UnknownHeadKeepsMass)
-        .without(Rule::DestructiveFloor);
+        .without(Rule::DestructiveFloor)
+        .without(Rule::ProductSlot);
     /// SPEC §7 as written (no refinement).
     pub const NONE: Rules = Rules(0);
 
@@ -349,6 +352,17 @@ const FIELD_NAMES: [(u8, &str); 6] = [
     (index::field::PROSE, "description"),
 ];
 
+/// The words after a request-final `in`, `on` or `from` (at most two, all words): where a
+/// request names the product it means (`list the job openings in ashby`).
+fn product_slot(tokens: &[QueryToken]) -> Option<Vec<&QueryToken>> {
+    let at = tokens.iter().rposition(|t| {
+        t.kind == Kind::StopWord && matches!(t.text.as_str(), "in" | "on" | "from")
+    })?;
+    let slot: Vec<&QueryToken> = tokens[at + 1..].iter().collect();
+    (!slot.is_empty() && slot.len() <= 2 && slot.iter().all(|t| t.kind == Kind::Word))
+        .then_some(slot)
+}
+
 /// Runs the stages for one query over the caller's visible tools.
 pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let rules = req.rules;
@@ -382,6 +396,21 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         .copied()
         .filter(|&d| visible.contains(d))
         .collect();
+    let mut products = products;
+    if rules.has(Rule::ProductSlot) && products.visible.is_empty() {
+        if let Some(slot) = product_slot(&analysis.tokens) {
+            let unknown = slot.iter().all(|t| {
+                words
+                    .iter()
+                    .position(|w| w.term == t.term)
+                    .is_some_and(|i| masses[i].role == Role::Unknown)
+            });
+            if unknown {
+                let name: Vec<&str> = slot.iter().map(|t| t.text.as_str()).collect();
+                products.hidden.push(name.join(" "));
+            }
+        }
+    }
     let detected = rules.has(Rule::ProductDetection)
         && products.visible.is_empty()
         && !products.hidden.is_empty()
