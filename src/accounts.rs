@@ -3,8 +3,11 @@
 //!
 //! A member's removal deletes their personal credentials inside the status change's own
 //! statement, as the roster's grant trigger revokes their grants; deleting a connection's row
-//! deletes its credential. The statements run in the roster object and on the host's SQLite
-//! (`tests/roster_schema.rs`).
+//! deletes its credential, and a catalog write deletes the rows of every connection it removes
+//! or adds ([`FORGET_CONNECTIONS_SQL`]), so an id added again never finds an old credential.
+//! Re-sealing under the newest key version replaces a row's sealed value only if it is still
+//! the one read ([`RESEAL_SQL`]). The statements run in the roster object and on the host's
+//! SQLite (`tests/roster_schema.rs`).
 
 /// The member column of a shared account (the connection's one credential).
 pub const SHARED: &str = "";
@@ -112,3 +115,16 @@ pub const LIST_ALL_SQL: &str = "SELECT connection_id, member_id, status, created
 pub const LIST_SQL: &str =
     "SELECT connection_id, member_id, status, created_at, updated_at FROM connected_accounts
     WHERE member_id = ?1 OR member_id = '' ORDER BY connection_id, member_id";
+/// Every stored sealed value with its owner, for re-sealing under the newest key version
+/// (`vault_reseal`); never answered.
+pub const SEALED_ALL_SQL: &str = "SELECT connection_id, member_id, sealed FROM connected_accounts ORDER BY connection_id, member_id";
+/// `(new sealed, connection_id, member_id, old sealed)`: re-seals one row, only if it still holds
+/// the value that was opened (the status and times are the credential's, so they stay).
+pub const RESEAL_SQL: &str = "UPDATE connected_accounts SET sealed = ?1 WHERE connection_id = ?2 AND member_id = ?3 AND sealed = ?4";
+/// `(kept ids as a JSON array, added ids as a JSON array)`: at a catalog write, deletes the
+/// accounts of every connection the new catalog does not have, and of every connection it adds
+/// (an id that comes back starts with no account). JSON arrays, so any number of ids is two
+/// bound parameters.
+pub const FORGET_CONNECTIONS_SQL: &str = "DELETE FROM connected_accounts
+    WHERE connection_id NOT IN (SELECT value FROM json_each(?1))
+    OR connection_id IN (SELECT value FROM json_each(?2))";

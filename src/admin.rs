@@ -110,6 +110,10 @@ pub enum Route {
     ListAccounts {
         tenant: String,
     },
+    /// Re-seals every stored account sealed under an older vault key version.
+    ResealAccounts {
+        tenant: String,
+    },
     /// Sets (`PUT`) or deletes (`DELETE`) a shared connection's account.
     PutSharedAccount {
         tenant: String,
@@ -350,6 +354,12 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
                 tenant: id("tenant", t)?,
             },
         ),
+        ["tenants", t, "accounts", "reseal"] => only(
+            "POST",
+            Route::ResealAccounts {
+                tenant: id("tenant", t)?,
+            },
+        ),
         ["tenants", t, "connections", c, "account"] => {
             let tenant = id("tenant", t)?;
             if !crate::catalog::is_valid_id(c) {
@@ -462,6 +472,9 @@ pub enum AdminError {
     NotSharedConnection(String),
     /// 400: a document that is not UTF-8.
     NotUtf8,
+    /// 503: a catalog was not stored because the accounts of the connections it removes or
+    /// adds could not be deleted first.
+    AccountsNotForgotten(String),
     /// 422: a document with problems, every one of them listed; nothing was stored.
     InvalidDocument(DocumentErrors),
     /// 404: no document under this KV key.
@@ -477,7 +490,9 @@ pub enum AdminError {
 impl AdminError {
     pub fn status(&self) -> u16 {
         match self {
-            AdminError::Disabled(_) | AdminError::GrantKeyUnusable(_) => 503,
+            AdminError::Disabled(_)
+            | AdminError::GrantKeyUnusable(_)
+            | AdminError::AccountsNotForgotten(_) => 503,
             AdminError::MissingSecret | AdminError::WrongSecret => 401,
             AdminError::Route(e) => e.status(),
             AdminError::BodyTooLarge { .. } => 413,
@@ -537,6 +552,10 @@ impl fmt::Display for AdminError {
                 write!(f, "role must be 1-64 lowercase letters, digits or '-'")
             }
             AdminError::NotUtf8 => write!(f, "the document is not valid UTF-8"),
+            AdminError::AccountsNotForgotten(why) => write!(
+                f,
+                "the catalog was not stored: the accounts of the connections it removes or adds could not be deleted first ({why}); send it again"
+            ),
             AdminError::InvalidDocument(errors) => write!(
                 f,
                 "invalid {} document; nothing was stored",
@@ -761,6 +780,14 @@ pub fn decide(
             },
         ),
         Route::ListAccounts { tenant } => roster(tenant, Command::ListAccounts { member: None }),
+        Route::ResealAccounts { tenant } => roster(
+            tenant.clone(),
+            Command::ResealAccounts {
+                tenant,
+                now,
+                by: Actor::Operator,
+            },
+        ),
         Route::PutSharedAccount { tenant, connection } => Ok(Plan::PutSharedAccount {
             tenant,
             connection,
@@ -1035,7 +1062,44 @@ pub struct CheckedDocument {
     pub snapshot: Vec<u8>,
 }
 
+/// The connection ids of a catalog's text (`connections[].id`); `None` when it has no such
+/// list of strings (a stored catalog always has one: it was checked).
+pub fn catalog_connection_ids(text: &str) -> Option<Vec<String>> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    match value.get("connections") {
+        None => Some(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|c| c.get("id").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+        Some(_) => None,
+    }
+}
+
 impl CheckedDocument {
+    /// For a catalog, the roster command to send before it is stored: forget the accounts of
+    /// every connection it does not have and of every one `stored` (the catalog it replaces)
+    /// did not have, so an id removed and added again never finds an old credential. Without
+    /// a readable stored catalog every id counts as added. `None` for a policy.
+    pub fn forget_accounts(&self, stored: Option<&str>) -> Option<Command> {
+        if self.write.document != Document::Catalog {
+            return None;
+        }
+        let keep = catalog_connection_ids(&self.write.text).unwrap_or_default();
+        let before = stored.and_then(catalog_connection_ids).unwrap_or_default();
+        let added = keep
+            .iter()
+            .filter(|id| !before.contains(id))
+            .cloned()
+            .collect();
+        Some(Command::ForgetConnections {
+            keep,
+            added,
+            now: self.write.now,
+            by: Actor::Operator,
+        })
+    }
+
     /// The KV key to store it under.
     pub fn key(&self) -> String {
         self.write.document.kv_key(&self.write.tenant)
@@ -1135,6 +1199,90 @@ mod tests {
         assert_eq!(Document::Catalog.tenant_of_key("tenant/acme/policy"), None);
         assert_eq!(Document::Policy.tenant_of_key("tenant/a/b/policy"), None);
         assert_eq!(Document::Catalog.tenant_of_key("tenant//catalog"), None);
+    }
+
+    #[test]
+    fn reseal_is_an_operator_post_to_the_tenants_roster() {
+        let reseal = route("POST", "/admin/v1/tenants/acme/accounts/reseal").unwrap();
+        assert_eq!(
+            route("GET", "/admin/v1/tenants/acme/accounts/reseal"),
+            Err(RouteError::MethodNotAllowed("POST"))
+        );
+        let plan = decide(reseal, b"", 5, OriginRules::STORED).unwrap();
+        let Plan::Roster { object, command } = plan else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(object, "acme");
+        assert_eq!(
+            command,
+            Command::ResealAccounts {
+                tenant: "acme".into(),
+                now: 5,
+                by: Actor::Operator
+            }
+        );
+    }
+
+    #[test]
+    fn a_catalog_write_forgets_the_accounts_of_removed_and_added_connections() {
+        let catalog = |ids: &[&str]| {
+            let connections: Vec<Value> = ids.iter().map(|id| json!({"id": id})).collect();
+            json!({"schema": 1, "connections": connections}).to_string()
+        };
+        assert_eq!(
+            catalog_connection_ids(&catalog(&["a", "b"])),
+            Some(vec!["a".to_owned(), "b".to_owned()])
+        );
+        assert_eq!(catalog_connection_ids("{}"), Some(Vec::new()));
+        assert_eq!(catalog_connection_ids("not json"), None);
+        assert_eq!(
+            catalog_connection_ids(r#"{"connections": [{"id": 1}]}"#),
+            None
+        );
+        let checked = |document: Document, text: String| CheckedDocument {
+            write: DocumentWrite {
+                tenant: "acme".into(),
+                document,
+                text,
+                now: 9,
+                rules: OriginRules::STORED,
+            },
+            summary: Summary {
+                tenant: "acme".into(),
+                connectors: 0,
+                connections: 0,
+                tools: 0,
+                roles: 0,
+            },
+            version: String::new(),
+            snapshot: Vec::new(),
+        };
+        // b was removed, c renamed to d: keep a and d, and d is new.
+        let write = checked(Document::Catalog, catalog(&["a", "d"]));
+        assert_eq!(
+            write.forget_accounts(Some(&catalog(&["a", "b", "c"]))),
+            Some(Command::ForgetConnections {
+                keep: vec!["a".into(), "d".into()],
+                added: vec!["d".into()],
+                now: 9,
+                by: Actor::Operator
+            })
+        );
+        // No readable stored catalog: every id is new.
+        for stored in [None, Some("garbage")] {
+            let Some(Command::ForgetConnections { added, .. }) = write.forget_accounts(stored)
+            else {
+                panic!("a catalog write forgets")
+            };
+            assert_eq!(added, ["a", "d"]);
+        }
+        assert_eq!(
+            checked(Document::Policy, "{}".into()).forget_accounts(None),
+            None
+        );
+        let refusal = AdminError::AccountsNotForgotten("roster unreachable".into());
+        assert_eq!(refusal.status(), 503);
+        assert!(refusal.to_string().contains("was not stored"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod oauth;
 pub mod outbound;
 pub mod policy;
 pub mod rank;
+pub mod reseal;
 pub mod resolver;
 pub mod roster;
 pub mod scaffold;

@@ -307,6 +307,23 @@ pub enum Command {
     LinkSpent {
         hash: String,
     },
+    /// Re-seals every stored account of `tenant` sealed under an older vault key version with
+    /// the newest; replies counts (`reseal::Plan::answer`), never a credential. A roster with no
+    /// tables reads no rows and creates none.
+    ResealAccounts {
+        tenant: String,
+        now: i64,
+        by: Actor,
+    },
+    /// At a catalog write: deletes the accounts of every connection not in `keep` (the new
+    /// catalog's ids) and of every one in `added` (ids the old catalog did not have); replies
+    /// `{"forgotten": n}`.
+    ForgetConnections {
+        keep: Vec<String>,
+        added: Vec<String>,
+        now: i64,
+        by: Actor,
+    },
 }
 
 /// A one-time link spent by the store that uses it: the hash of the link and when it would
@@ -420,6 +437,9 @@ impl Command {
                 connection,
                 Some(account_detail(member.as_deref())),
             )),
+            // Their rows say what they did, so the object writes them from the reply
+            // (`Command::audit_after`), in the same step.
+            Command::ResealAccounts { .. } | Command::ForgetConnections { .. } => None,
             Command::Validate { .. }
             | Command::ReadAccount { .. }
             | Command::ListAccounts { .. }
@@ -432,6 +452,27 @@ impl Command {
         }
     }
 
+    /// The audit row of a forget that deleted accounts, from its reply: the connections kept
+    /// and added, and how many accounts went (never a credential). The re-seal's row is
+    /// `reseal::audit_entry`.
+    pub fn forget_audit(&self, reply: &serde_json::Value) -> Option<AuditEntry> {
+        let Command::ForgetConnections { now, by, .. } = self else {
+            return None;
+        };
+        let forgotten = reply.get("forgotten").and_then(|n| n.as_u64()).unwrap_or(0);
+        (forgotten > 0).then(|| {
+            AuditEntry::new(
+                *now,
+                by,
+                "account.forget",
+                "accounts",
+                Some(format!(
+                    "{forgotten} accounts of connections the catalog removed or added"
+                )),
+            )
+        })
+    }
+
     /// The reply of a roster that has no tables yet, for every command that needs none: reads
     /// see an empty roster and changes to members or grants find nothing to change. `None`
     /// means the command creates the tables and runs (it adds a member or records an event).
@@ -442,6 +483,9 @@ impl Command {
             Command::LinkSpent { .. } => Some(Ok(Value::Bool(false))),
             Command::ListAccounts { .. } => Some(Ok(Value::Array(Vec::new()))),
             Command::DeleteAccount { .. } => Some(Ok(Value::Bool(false))),
+            Command::ForgetConnections { .. } => Some(Ok(serde_json::json!({"forgotten": 0}))),
+            // The object answers it without tables: it reads no rows and needs the vault.
+            Command::ResealAccounts { .. } => None,
             Command::StoreAccount {
                 member: Some(member),
                 ..
@@ -474,6 +518,8 @@ pub enum RosterError {
     UnknownGrant(String),
     /// A one-time link to the paste page was used before.
     LinkUsed,
+    /// The stored accounts cannot be re-sealed: no usable vault key, or no randomness.
+    Reseal(String),
     InvalidTransition {
         member: String,
         from: MemberStatus,
@@ -492,6 +538,7 @@ impl RosterError {
             | RosterError::LinkUsed
             | RosterError::InvalidTransition { .. } => 409,
             RosterError::Storage(_) => 500,
+            RosterError::Reseal(_) => 503,
         }
     }
 }
@@ -524,6 +571,7 @@ impl fmt::Display for RosterError {
                 to.as_str()
             ),
             RosterError::Storage(e) => write!(f, "roster storage failed: {e}"),
+            RosterError::Reseal(why) => write!(f, "nothing was re-sealed: {why}"),
         }
     }
 }

@@ -158,6 +158,11 @@ impl Vault {
         String::from_utf8(plain).map_err(|_| VaultError::DoesNotOpen)
     }
 
+    /// The key version [`Vault::seal`] seals under: the newest the deployment holds.
+    pub fn sealing_version(&self) -> u32 {
+        self.newest().0
+    }
+
     /// Whether a sealed value should be re-sealed under the newest key version.
     pub fn is_stale(&self, sealed: &str) -> bool {
         parse(sealed).is_ok_and(|(version, _, _)| version != self.newest().0)

@@ -32,7 +32,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "vault",
         ],
     ),
-    ("the gateway's own operations", &["control"]),
+    ("the gateway's own operations", &["control", "reseal"]),
     ("the resolver", &["resolver"]),
     (
         "what the resolver's answers become",

@@ -158,9 +158,9 @@ fn a_flood_of_member_rows_never_evicts_an_operator_row() {
 mod accounts {
     use super::roster;
     use floorgate::accounts::{
-        DELETE_SQL, LINK_SPENT_SQL, LIST_ALL_SQL, LIST_SQL, MEMBER_ACTIVE_SQL,
-        PURGE_SPENT_LINKS_SQL, SCHEMA, SELECT_SQL, SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL,
-        SHARED, SPEND_LINK_SQL, UPSERT_SQL,
+        DELETE_SQL, FORGET_CONNECTIONS_SQL, LINK_SPENT_SQL, LIST_ALL_SQL, LIST_SQL,
+        MEMBER_ACTIVE_SQL, PURGE_SPENT_LINKS_SQL, SCHEMA, SELECT_SQL,
+        SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL, SHARED, SPEND_LINK_SQL, UPSERT_SQL,
     };
     use floorgate::roster::SET_STATUS_SQL;
     use rusqlite::{params, Connection, OptionalExtension};
@@ -187,6 +187,31 @@ mod accounts {
         db.query_row(SELECT_SQL, params![connection, member], |r| r.get(0))
             .optional()
             .unwrap()
+    }
+
+    #[test]
+    fn a_catalog_write_forgets_the_accounts_of_removed_and_added_connections() {
+        let db = with_accounts();
+        db.execute(UPSERT_SQL, params!["wiki", "ada", "fgv1.1.wiki", 5])
+            .unwrap();
+        // The new catalog keeps jira and wiki (slack is removed) and adds wiki back as new.
+        let forgotten = db
+            .execute(
+                FORGET_CONNECTIONS_SQL,
+                params![r#"["jira","wiki"]"#, r#"["wiki"]"#],
+            )
+            .unwrap();
+        assert_eq!(forgotten, 2, "slack's shared account and wiki's old one");
+        assert_eq!(sealed(&db, "slack", SHARED), None);
+        assert_eq!(sealed(&db, "wiki", "ada"), None);
+        assert_eq!(sealed(&db, "jira", "ada").as_deref(), Some("fgv1.1.ada"));
+        assert_eq!(sealed(&db, "jira", "bob").as_deref(), Some("fgv1.1.bob"));
+        // A catalog without connections forgets every account.
+        assert_eq!(
+            db.execute(FORGET_CONNECTIONS_SQL, params!["[]", "[]"])
+                .unwrap(),
+            2
+        );
     }
 
     #[test]

@@ -883,6 +883,21 @@ async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Respons
                 Ok(checked) => checked,
                 Err(refusal) => return refuse(&refusal),
             };
+            // Before the catalog is stored: the accounts of the connections it removes or
+            // adds are forgotten, or nothing is stored.
+            let stored = kv.get(&checked.key()).text().await?;
+            let mut forgotten = None;
+            if let Some(command) = checked.forget_accounts(stored.as_deref()) {
+                match roster(env, &checked.write.tenant, &command).await {
+                    Ok(Ok(reply)) => forgotten = reply.get("forgotten").cloned(),
+                    Ok(Err(error)) => {
+                        return refuse(&AdminError::AccountsNotForgotten(error.to_string()))
+                    }
+                    Err(error) => {
+                        return refuse(&AdminError::AccountsNotForgotten(error.to_string()))
+                    }
+                }
+            }
             kv.put(&checked.key(), checked.text())?.execute().await?;
             // Before the version key, so an isolate that sees the new version finds the
             // snapshot compiled for it (or, while KV propagates, one it refuses by its stamp).
@@ -900,7 +915,11 @@ async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Respons
             .await?;
             let (object, entry) = checked.audit();
             let audited = audit(env, object, entry).await;
-            answer(checked.answer(audited))
+            let mut done = checked.answer(audited);
+            if let Some(forgotten) = forgotten {
+                done.body["accounts_forgotten"] = forgotten;
+            }
+            answer(done)
         }
     }
 }

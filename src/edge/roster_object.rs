@@ -31,6 +31,8 @@ pub struct Roster {
     /// The key codes and tokens are minted under; `None` without a usable grant key (then
     /// nothing is minted, and the shell refuses every OAuth request before it gets here).
     token_key: Option<[u8; 32]>,
+    /// The vault over the deployment's master secrets, for re-sealing; why there is none.
+    vault: std::result::Result<crate::vault::Vault, String>,
 }
 
 #[derive(Deserialize)]
@@ -46,6 +48,7 @@ impl DurableObject for Roster {
             state,
             ready: Cell::new(false),
             token_key,
+            vault: super::accounts::vault(&env),
         };
         // An existing roster gets any statement a newer schema added; a new one waits for
         // its first write.
@@ -89,6 +92,10 @@ impl DurableObject for Roster {
         let reply = match serde_json::from_value::<Command>(body) {
             Ok(command) => match (self.ready.get(), command.reply_without_tables()) {
                 (false, Some(reply)) => reply,
+                // Reads no rows and creates no tables.
+                (false, None) if matches!(command, Command::ResealAccounts { .. }) => {
+                    self.run(command)
+                }
                 (false, None) => self
                     .create_tables()
                     .and_then(|()| self.run_and_audit(command)),
@@ -238,8 +245,19 @@ impl Roster {
     /// Runs a command and, when it changed something, writes its audit row in the same
     /// synchronous step (no await between them, so both commit together or neither does).
     fn run_and_audit(&self, command: Command) -> std::result::Result<Value, RosterError> {
+        let after = matches!(
+            command,
+            Command::ResealAccounts { .. } | Command::ForgetConnections { .. }
+        )
+        .then(|| command.clone());
         let entry = command.audit_entry();
         let reply = self.run(command)?;
+        let entry = entry.or_else(|| match after? {
+            Command::ResealAccounts { now, by, .. } => {
+                Some(crate::reseal::audit_entry(now, &by, &reply))
+            }
+            forget => forget.forget_audit(&reply),
+        });
         if let Some(entry) = entry {
             self.record_audit(&entry)?;
         }
@@ -330,6 +348,46 @@ impl Roster {
             )
             .map_err(storage)?;
         Ok(cursor.rows_written() > 0)
+    }
+
+    /// Re-seals the stale rows in this one synchronous step: each is rewritten only if it
+    /// still holds the value opened. With no tables there is nothing to read.
+    fn reseal(&self, tenant: &str) -> std::result::Result<Value, RosterError> {
+        let vault = self.vault.as_ref().map_err(|problem| {
+            RosterError::Reseal(format!(
+                "{problem}; set VAULT_MASTER_KEY (and the newest VAULT_MASTER_KEY_V<n>)"
+            ))
+        })?;
+        let rows: Vec<crate::reseal::SealedRow> = if self.ready.get() {
+            self.sql
+                .exec(accounts::SEALED_ALL_SQL, None)
+                .and_then(|c| c.to_array())
+                .map_err(storage)?
+        } else {
+            Vec::new()
+        };
+        let plan = crate::reseal::plan(vault, tenant, rows, || {
+            let mut nonce = [0u8; crate::vault::NONCE_BYTES];
+            getrandom::getrandom(&mut nonce).ok().map(|()| nonce)
+        })
+        .map_err(|e| RosterError::Reseal(e.to_string()))?;
+        let mut resealed = 0;
+        for rewrite in &plan.rewrites {
+            let cursor = self
+                .sql
+                .exec(
+                    accounts::RESEAL_SQL,
+                    vec![
+                        rewrite.to.clone().into(),
+                        rewrite.connection_id.clone().into(),
+                        rewrite.member_id.clone().into(),
+                        rewrite.from.clone().into(),
+                    ],
+                )
+                .map_err(storage)?;
+            resealed += cursor.rows_written();
+        }
+        Ok(plan.answer(resealed))
     }
 
     fn member(&self, id: &str) -> std::result::Result<Option<Member>, RosterError> {
@@ -666,6 +724,18 @@ impl Roster {
                     })
                     .collect();
                 Ok(serde_json::to_value(accounts).unwrap_or(Value::Null))
+            }
+            Command::ResealAccounts { tenant, .. } => self.reseal(&tenant),
+            Command::ForgetConnections { keep, added, .. } => {
+                let json = |ids: Vec<String>| Value::from(ids).to_string();
+                let cursor = self
+                    .sql
+                    .exec(
+                        accounts::FORGET_CONNECTIONS_SQL,
+                        vec![json(keep).into(), json(added).into()],
+                    )
+                    .map_err(storage)?;
+                Ok(json!({"forgotten": cursor.rows_written()}))
             }
             Command::LinkSpent { hash } => {
                 let rows: Vec<Count> = self

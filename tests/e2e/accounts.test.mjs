@@ -28,6 +28,7 @@ const KEYS = {
   ada2: `ada-second-${randomBytes(8).toString("hex")}`,
   team: `team-admin-key-${randomBytes(8).toString("hex")}`,
   refused: `refused-key-${randomBytes(8).toString("hex")}`,
+  cy: `cy-key-${randomBytes(8).toString("hex")}`,
 };
 
 /** Every body the gateway answered, to search for the keys at the end. */
@@ -346,11 +347,42 @@ describe("accounts members connect with a pasted key", () => {
     assert.ok(!listed.json.some((a) => a.member === "bob"), `bob's account is gone: ${listed.text}`);
   });
 
+  test("reseal: every stored account is already under the newest key version; counts only, no credential", async () => {
+    await connect("cy", KEYS.cy);
+    const answer = await admin("POST", `tenants/${TENANT}/accounts/reseal`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.key_version, 1);
+    assert.equal(answer.json.resealed, 0);
+    assert.ok(answer.json.already_current >= 1, answer.text);
+    assert.equal(answer.json.unreadable, 0, answer.text);
+    assert.ok(!answer.text.includes("fgv1"), "no sealed value");
+    const get = await admin("GET", `tenants/${TENANT}/accounts/reseal`);
+    assert.equal(get.status, 405, get.text);
+  });
+
+  test("removing a connection from the catalog deletes its accounts; added back, it has none", async () => {
+    assert.equal((await statusOf("cy", "mine")).account_status, "connected");
+    const { catalog } = documents(up.origin);
+    const without = { ...catalog, connections: catalog.connections.filter((c) => c.id !== "mine") };
+    const removed = await admin("PUT", `tenants/${TENANT}/catalog`, without);
+    assert.equal(removed.status, 200, removed.text);
+    assert.ok(removed.json.accounts_forgotten >= 1, removed.text);
+    const back = await admin("PUT", `tenants/${TENANT}/catalog`, catalog);
+    assert.equal(back.status, 200, back.text);
+    assert.equal((await statusOf("cy", "mine")).account_status, "not_connected");
+    const { json, requests } = await upstreamSeen("cy", "Mine");
+    assert.equal(json.result.isError, true, JSON.stringify(json));
+    assert.match(json.result.content[0].text, /connect_account/);
+    assert.deepEqual(requests, [], "cy's old key is not sent");
+    const listed = await admin("GET", `tenants/${TENANT}/accounts`);
+    assert.ok(!listed.json.some((a) => a.connection === "mine"), listed.text);
+  });
+
   test("the audit records each connection and disconnection, never a key", async () => {
     const audit = await admin("GET", `tenants/${TENANT}/audit`);
     assert.equal(audit.status, 200, audit.text);
     const actions = [...audit.json.operator, ...audit.json.control].map((r) => `${r.action} ${r.target} ${r.actor}`);
-    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.disconnect mine ada", "account.connect team operator", "account.disconnect team operator"]) {
+    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.disconnect mine ada", "account.connect team operator", "account.disconnect team operator", "account.reseal accounts operator", "account.forget accounts operator"]) {
       assert.ok(actions.includes(expected), `${expected} in ${actions}`);
     }
   });
