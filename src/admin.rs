@@ -181,13 +181,33 @@ pub fn compile_stored(
     catalog: Option<&str>,
     policy: Option<&str>,
 ) -> Result<Vec<u8>, Vec<String>> {
-    let rules = crate::catalog::OriginRules::STORED;
-    let (_, parsed) = crate::tenant::check_and_parse(tenant, directory, catalog, policy, rules)
+    let text = directory.unwrap_or(r#"{"schema": 1, "connectors": []}"#);
+    let parsed = Directory::parse(text).map_err(|e| e.lines())?;
+    compile_against(
+        tenant,
+        &parsed,
+        &directory_version(directory),
+        catalog,
+        policy,
+    )
+}
+
+/// [`compile_stored`] against a directory already parsed, of version `directory_version` (a
+/// call that compiles many tenants parses it once).
+pub fn compile_against(
+    tenant: &str,
+    directory: &Directory,
+    directory_version: &str,
+    catalog: Option<&str>,
+    policy: Option<&str>,
+) -> Result<Vec<u8>, Vec<String>> {
+    let rules = OriginRules::STORED;
+    let (_, parsed) = crate::tenant::check_against(tenant, directory, catalog, policy, rules)
         .map_err(|e| e.lines())?;
     Ok(crate::tenant::compile_snapshot(
         &parsed,
         &tenant_version(catalog, policy),
-        &directory_version(directory),
+        directory_version,
     ))
 }
 
@@ -213,7 +233,7 @@ pub fn directory_version(text: Option<&str>) -> String {
 
 /// A tenant's documents' version: the fingerprint of the catalog and the policy, in that order.
 pub fn tenant_version(catalog: Option<&str>, policy: Option<&str>) -> String {
-    crate::cache::documents_fingerprint(&[catalog.map(str::as_bytes), policy.map(str::as_bytes)])
+    crate::tenant::documents_version(catalog, policy)
 }
 /// Every tenant document's KV key starts with this.
 pub const TENANT_KEY_PREFIX: &str = "tenant/";
@@ -979,6 +999,14 @@ impl DirectoryWrite {
         stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
     ) -> Vec<Invalidated> {
         crate::tenant::tenants_invalidated(&self.text, stored, self.rules)
+    }
+
+    /// The tenants it invalidates, and a snapshot compiled against it for each of the others.
+    pub fn recheck<'a>(
+        &self,
+        stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
+    ) -> crate::tenant::Recheck {
+        crate::tenant::recheck_tenants(&self.text, stored, self.rules)
     }
 
     /// 200 with what was stored, whether it was audited, and the tenants it invalidated of the

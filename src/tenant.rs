@@ -42,16 +42,17 @@ impl Deployment {
         let text = directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#);
         let directory = Directory::parse(text)?;
         let fingerprint = crate::cache::documents_fingerprint(&[directory_json.map(str::as_bytes)]);
-        let docs = directory_tools(&directory);
         let read = snapshot.map(|bytes| {
             let index =
                 open_snapshot(bytes, &fingerprint, &fingerprint).map_err(|p| p.to_string())?;
-            rank::v2::Directory::from_compiled(index, docs.clone()).map_err(|e| e.to_string())
+            rank::v2::Directory::from_compiled(index, directory_tools(&directory))
+                .map_err(|e| e.to_string())
         });
+        let built = || rank::v2::Directory::build(directory_tools(&directory));
         let (search_directory, problem) = match read {
             Some(Ok(compiled)) => (compiled, None),
-            Some(Err(problem)) => (rank::v2::Directory::build(docs), Some(problem)),
-            None => (rank::v2::Directory::build(docs), None),
+            Some(Err(problem)) => (built(), Some(problem)),
+            None => (built(), None),
         };
         let deployment = Deployment {
             fingerprint,
@@ -159,33 +160,22 @@ pub fn catalog_tools(catalog: &Catalog) -> Vec<rank::ToolDoc> {
 /// The index over all of a tenant's tools, shared by its members' views.
 pub struct SharedIndex {
     pub index: rank::v2::Index,
-    /// Tool name → its id in `index` (names are unique per tenant).
-    ids: HashMap<String, rank::v2::DocId>,
     /// Read from the snapshot the admin write compiled (false: built in this isolate).
     pub compiled: bool,
 }
 
 impl SharedIndex {
-    fn new(index: rank::v2::Index, compiled: bool) -> SharedIndex {
-        let ids = index
-            .docs()
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.name.clone(), i as rank::v2::DocId))
-            .collect();
-        SharedIndex {
-            index,
-            ids,
-            compiled,
-        }
-    }
-
     /// The member's visible part, when every tool the view advertises is indexed here exactly
     /// as the member sees it; `None` otherwise.
     fn visible_part(&self, view: &MemberView) -> Option<rank::v2::Visible> {
         let mut ids = Vec::with_capacity(view.tools().len());
         for tool in view.tools() {
-            let id = *self.ids.get(&tool.name)?;
+            // Names are unique per tenant; `by_name` matches them case-insensitively.
+            let id = *self
+                .index
+                .by_name(&tool.name)
+                .iter()
+                .find(|&&d| self.index.doc(d).name == tool.name)?;
             let doc = self.index.doc(id);
             let same = tool.note_values.is_empty()
                 && Arc::ptr_eq(&doc.input_schema, &tool.input_schema)
@@ -272,14 +262,22 @@ impl PreparedTenant {
     /// is good, else built here.
     pub fn shared_index(&self) -> &SharedIndex {
         self.shared.get_or_init(|| {
-            let tools = catalog_tools(&self.catalog);
+            let tools = || catalog_tools(&self.catalog);
             if let Some(bytes) = self.compiled.borrow_mut().take() {
-                match rank::v2::Index::from_compiled(&bytes, tools.clone()) {
-                    Ok(index) => return SharedIndex::new(index, true),
+                match rank::v2::Index::from_compiled(&bytes, tools()) {
+                    Ok(index) => {
+                        return SharedIndex {
+                            index,
+                            compiled: true,
+                        }
+                    }
                     Err(e) => *self.compiled_problem.borrow_mut() = Some(e.to_string()),
                 }
             }
-            SharedIndex::new(rank::v2::Index::build(tools), false)
+            SharedIndex {
+                index: rank::v2::Index::build(tools()),
+                compiled: false,
+            }
         })
     }
 
@@ -484,8 +482,20 @@ pub fn check_and_parse(
 ) -> Result<(Summary, Catalog), DocumentErrors> {
     let directory =
         Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
+    check_against(tenant, &directory, catalog_json, policy_json, rules)
+}
+
+/// [`check_and_parse`] against a directory already parsed (a call that checks many tenants
+/// parses it once).
+pub fn check_against(
+    tenant: &str,
+    directory: &Directory,
+    catalog_json: Option<&str>,
+    policy_json: Option<&str>,
+    rules: OriginRules,
+) -> Result<(Summary, Catalog), DocumentErrors> {
     let (catalog, policy) =
-        parse_tenant_documents(tenant, &directory, catalog_json, policy_json, rules)?;
+        parse_tenant_documents(tenant, directory, catalog_json, policy_json, rules)?;
     let bytes = catalog_json.map_or(0, str::len) + policy_json.map_or(0, str::len);
     let prepared = crate::cache::prepared_bytes(bytes);
     if prepared > crate::cache::MAX_PREPARED_BYTES {
@@ -529,18 +539,53 @@ pub fn tenants_invalidated<'a>(
     stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
     rules: OriginRules,
 ) -> Vec<Invalidated> {
-    stored
-        .into_iter()
-        .filter_map(|(tenant, catalog, policy)| {
-            check_documents(tenant, Some(directory_json), catalog, policy, rules)
-                .err()
-                .map(|e| Invalidated {
-                    tenant: tenant.to_owned(),
-                    document: e.document,
-                    problems: e.lines(),
-                })
-        })
-        .collect()
+    recheck_tenants(directory_json, stored, rules).invalidated
+}
+
+/// What a directory write finds of the tenants it checks: those its directory makes invalid,
+/// and a snapshot compiled against it for each of the others.
+#[derive(Debug, Default)]
+pub struct Recheck {
+    pub invalidated: Vec<Invalidated>,
+    /// (tenant, snapshot) for every tenant whose documents still check.
+    pub compiled: Vec<(String, Vec<u8>)>,
+}
+
+/// Checks each stored tenant against `directory_json` (parsed once; each tenant's documents
+/// once) and compiles the snapshot of every tenant that still checks.
+pub fn recheck_tenants<'a>(
+    directory_json: &str,
+    stored: impl IntoIterator<Item = (&'a str, Option<&'a str>, Option<&'a str>)>,
+    rules: OriginRules,
+) -> Recheck {
+    let directory = Directory::parse(directory_json);
+    let directory_version = crate::cache::documents_fingerprint(&[Some(directory_json.as_bytes())]);
+    let mut out = Recheck::default();
+    for (tenant, catalog, policy) in stored {
+        let checked = directory
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|d| check_against(tenant, d, catalog, policy, rules));
+        match checked {
+            Ok((_, parsed)) => {
+                let version = documents_version(catalog, policy);
+                let snapshot = compile_snapshot(&parsed, &version, &directory_version);
+                out.compiled.push((tenant.to_owned(), snapshot));
+            }
+            Err(e) => out.invalidated.push(Invalidated {
+                tenant: tenant.to_owned(),
+                document: e.document,
+                problems: e.lines(),
+            }),
+        }
+    }
+    out
+}
+
+/// A tenant's documents' version: the fingerprint of the catalog and the policy as stored, in
+/// that order (`admin::tenant_version` publishes it).
+pub fn documents_version(catalog: Option<&str>, policy: Option<&str>) -> String {
+    crate::cache::documents_fingerprint(&[catalog.map(str::as_bytes), policy.map(str::as_bytes)])
 }
 
 fn wrong_tenant(document: &'static str, found: &str, expected: &str) -> DocumentErrors {

@@ -638,29 +638,20 @@ async fn tenants_invalidated(
         let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
         stored.push((tenant.as_str(), catalog, policy));
     }
-    let invalidated = directory.invalidated(
+    // One pass: the tenants the new directory invalidates, and a snapshot compiled against it
+    // for each of the others (theirs name the old directory and would be refused); tenants past
+    // the check limit wait for versions/rebuild.
+    let recheck = directory.recheck(
         stored
             .iter()
             .map(|(t, c, p)| (*t, c.as_deref(), p.as_deref())),
     );
-    // The tenants checked are recompiled against the new directory (their snapshots name the
-    // old one, and would be refused); tenants past the check limit wait for versions/rebuild.
-    for (tenant, catalog, policy) in &stored {
-        if invalidated.iter().any(|i| i.tenant == *tenant) {
-            continue;
-        }
-        let compiled = admin::compile_stored(
-            tenant,
-            Some(directory.text.as_str()),
-            catalog.as_deref(),
-            policy.as_deref(),
-        );
-        if let Ok(snapshot) = compiled {
-            kv.put_bytes(&admin::tenant_snapshot_key(tenant), &snapshot)?
-                .execute()
-                .await?;
-        }
+    for (tenant, snapshot) in &recheck.compiled {
+        kv.put_bytes(&admin::tenant_snapshot_key(tenant), snapshot)?
+            .execute()
+            .await?;
     }
+    let invalidated = recheck.invalidated;
     Ok((invalidated, tenants.len(), more))
 }
 
@@ -780,15 +771,15 @@ async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Respons
         Plan::RebuildVersions { cursor } => {
             let kv = store::kv(env)?;
             let first_page = cursor.is_none();
+            let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
+            let directory_version = admin::directory_version(directory.as_deref());
             if first_page {
-                let text = kv.get(admin::DIRECTORY_KEY).text().await?;
-                let version = admin::directory_version(text.as_deref());
-                if let Some(snapshot) = admin::compile_directory(text.as_deref()) {
+                if let Some(snapshot) = admin::compile_directory(directory.as_deref()) {
                     kv.put_bytes(admin::DIRECTORY_SNAPSHOT_KEY, &snapshot)?
                         .execute()
                         .await?;
                 }
-                kv.put(admin::DIRECTORY_VERSION_KEY, version)?
+                kv.put(admin::DIRECTORY_VERSION_KEY, directory_version.as_str())?
                     .execute()
                     .await?;
             }
@@ -811,18 +802,26 @@ async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Respons
                     }
                 }
             }
-            let directory = kv.get(admin::DIRECTORY_KEY).text().await?;
+            let parsed = crate::catalog::Directory::parse(
+                directory
+                    .as_deref()
+                    .unwrap_or(r#"{"schema": 1, "connectors": []}"#),
+            );
             let mut not_compiled: Vec<Value> = Vec::new();
             for tenant in &tenants {
                 let catalog = kv.get(&Document::Catalog.kv_key(tenant)).text().await?;
                 let policy = kv.get(&Document::Policy.kv_key(tenant)).text().await?;
                 let version = admin::tenant_version(catalog.as_deref(), policy.as_deref());
-                match admin::compile_stored(
-                    tenant,
-                    directory.as_deref(),
-                    catalog.as_deref(),
-                    policy.as_deref(),
-                ) {
+                let compiled = parsed.as_ref().map_err(|e| e.lines()).and_then(|d| {
+                    admin::compile_against(
+                        tenant,
+                        d,
+                        &directory_version,
+                        catalog.as_deref(),
+                        policy.as_deref(),
+                    )
+                });
+                match compiled {
                     Ok(snapshot) => {
                         kv.put_bytes(&admin::tenant_snapshot_key(tenant), &snapshot)?
                             .execute()
