@@ -5,7 +5,7 @@
 #   ./scripts/e2e.sh http revocation only those suites
 #
 # Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution,
-# oauth, python-oauth, pages, accounts.
+# oauth, python-oauth, pages, accounts, oauth-accounts.
 # catalog and execution move the worker's test clock forward, so they run last (pages sends
 # the clock header on one refused sign-in post, which reads no cached tenant).
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
@@ -21,7 +21,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages accounts)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages accounts oauth-accounts)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -72,6 +72,8 @@ BASE="http://127.0.0.1:$PORT"
 ADMIN_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 VAULT_MASTER_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+# The gateway's client secret at the oauth-accounts suite's provider (tenant prov).
+OAUTH_CLIENT_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 PAGE_SIZE=${E2E_PAGE_SIZE:-2}
 ALLOWED_ORIGINS="http://127.0.0.1:$PORT,http://localhost:$PORT,http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT"
 
@@ -84,6 +86,7 @@ setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-inter
   --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
   --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
   --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_ACCTS__SHARED_TOKEN:e2e-shared-operator-secret" \
+  --var "T_PROV__SAAS_OAUTH:floorgate-e2e:$OAUTH_CLIENT_SECRET" \
   > "$WORK/wrangler.log" 2>&1 < /dev/null &
 WRANGLER_PID=$!
 
@@ -107,7 +110,8 @@ node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fi
 echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
 export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_SERVER_LOG="$WORK/wrangler.log" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
-  FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state"
+  FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state" \
+  FG_OAUTH_CLIENT_SECRET="$OAUTH_CLIENT_SECRET"
 # Screenshots outlive the run (target/ is git-ignored); E2E_ARTEFACTS puts them elsewhere.
 export FG_ARTEFACTS="${E2E_ARTEFACTS:-$ROOT/target/e2e-artefacts}"
 mkdir -p "$FG_ARTEFACTS"
@@ -216,6 +220,7 @@ for suite in "${SUITES[@]}"; do
     python-oauth) run_python_suite python-oauth .venv-mcp2 tests/e2e/python/test_oauth.py ;;
     pages) run_node_suite pages tests/e2e/pages.test.mjs; echo "e2e: screenshots of the pages in $FG_ARTEFACTS/pages" ;;
     accounts) run_node_suite accounts tests/e2e/accounts.test.mjs ;;
+    oauth-accounts) run_node_suite oauth-accounts tests/e2e/oauth-accounts.test.mjs; echo "e2e: screenshots of the provider flow in $FG_ARTEFACTS/oauth-accounts" ;;
   esac
 done
 

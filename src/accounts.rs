@@ -60,7 +60,7 @@ pub const STATUS_NOT_CONNECTED: &str = "not_connected";
 
 /// Applied after `roster::SCHEMA` (it refers to `members`), one statement per entry,
 /// idempotent.
-pub const SCHEMA: [&str; 3] = [
+pub const SCHEMA: [&str; 4] = [
     "CREATE TABLE IF NOT EXISTS connected_accounts (
         connection_id TEXT NOT NULL,
         member_id TEXT NOT NULL,
@@ -82,7 +82,31 @@ pub const SCHEMA: [&str; 3] = [
         hash TEXT PRIMARY KEY,
         expires_at INTEGER NOT NULL
     )",
+    // Who is refreshing an account's OAuth tokens, until when: one refresh at a time per
+    // connection and member (`provider_oauth`). A holder that never finishes loses it at `until`.
+    "CREATE TABLE IF NOT EXISTS account_refresh_leases (
+        connection_id TEXT NOT NULL,
+        member_id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        until INTEGER NOT NULL,
+        PRIMARY KEY (connection_id, member_id)
+    )",
 ];
+
+/// How long a refresh lease is held before another call may take it over (a little more than
+/// the token endpoint's deadline).
+pub const REFRESH_LEASE_MS: i64 = 15_000;
+
+/// `(connection_id, member_id, holder, until, now)`: takes the refresh lease when nobody holds
+/// it or the holder's time ran out; one row written means it was taken.
+pub const TAKE_LEASE_SQL: &str = "INSERT INTO account_refresh_leases (connection_id, member_id, holder, until) VALUES (?1, ?2, ?3, ?4)
+    ON CONFLICT (connection_id, member_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
+    WHERE account_refresh_leases.until <= ?5";
+/// `(connection_id, member_id, holder)`: ends the holder's lease; one row written means it
+/// still held it (and may store what it got).
+pub const END_LEASE_SQL: &str = "DELETE FROM account_refresh_leases WHERE connection_id = ?1 AND member_id = ?2 AND holder = ?3";
+/// `(sealed, now, connection_id, member_id)`: the refreshed tokens, connected again.
+pub const STORE_REFRESHED_SQL: &str = "UPDATE connected_accounts SET sealed = ?1, status = 'connected', updated_at = ?2 WHERE connection_id = ?3 AND member_id = ?4";
 
 /// `(hash, expires_at)`: spends a link; no row written means it was spent before.
 pub const SPEND_LINK_SQL: &str =

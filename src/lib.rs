@@ -20,6 +20,7 @@ pub mod names;
 pub mod oauth;
 pub mod outbound;
 pub mod policy;
+pub mod provider_oauth;
 pub mod rank;
 pub mod reseal;
 pub mod resolver;

@@ -219,6 +219,16 @@ impl MemberView {
         &self.connections
     }
 
+    /// The OAuth client members connect a visible connection's account through, when its
+    /// connector declares one (`auth.oauth`).
+    pub fn oauth_client_of(
+        &self,
+        connection: &str,
+    ) -> Option<Arc<crate::catalog::oauth_client::OAuthClient>> {
+        let visible = self.connections.iter().find(|c| c.id == connection)?;
+        self.catalog.connector(&visible.connector)?.oauth.clone()
+    }
+
     /// Connect stage: whether the member may connect an account of this connector.
     pub fn may_connect(&self, connector: &str) -> bool {
         self.connectors

@@ -307,6 +307,27 @@ pub enum Command {
     LinkSpent {
         hash: String,
     },
+    /// Asks for the right to refresh one account's OAuth tokens (`provider_oauth`): granted
+    /// only while the row still holds `sealed` (the value the caller read) and nobody else
+    /// holds the lease; replies a [`LeaseReply`].
+    LeaseRefresh {
+        connection: String,
+        member: String,
+        sealed: String,
+        holder: String,
+        now: i64,
+    },
+    /// Ends `holder`'s lease: stores the refreshed tokens (`sealed`), or sets `status`
+    /// (`needs_reconnect`, `expired`), or only releases it; nothing is written for a holder
+    /// whose lease was taken over. Replies `{"stored": bool}`.
+    FinishRefresh {
+        connection: String,
+        member: String,
+        holder: String,
+        sealed: Option<String>,
+        status: Option<String>,
+        now: i64,
+    },
     /// Re-seals every stored account of `tenant` sealed under an older vault key version with
     /// the newest; replies counts (`reseal::Plan::answer`), never a credential. A roster with no
     /// tables reads no rows and creates none.
@@ -343,6 +364,21 @@ pub struct AccountInfo {
     pub status: String,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// The roster's answer to [`Command::LeaseRefresh`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "lease", rename_all = "snake_case")]
+pub enum LeaseReply {
+    /// Refresh, then send `FinishRefresh`.
+    Granted,
+    /// The row changed since it was read (another call refreshed it, or its status moved):
+    /// use this one.
+    Changed { account: StoredAccount },
+    /// Another call is refreshing it now: wait and read again.
+    Busy,
+    /// No such account any more (disconnected, or the member is not active).
+    Gone,
 }
 
 /// A stored account as read for a call.
@@ -444,6 +480,8 @@ impl Command {
             | Command::ReadAccount { .. }
             | Command::ListAccounts { .. }
             | Command::LinkSpent { .. }
+            | Command::LeaseRefresh { .. }
+            | Command::FinishRefresh { .. }
             | Command::ListMembers
             | Command::ListGrants { .. }
             | Command::RecordExecution { .. }
@@ -481,6 +519,10 @@ impl Command {
         match self {
             Command::Validate { .. } | Command::ReadAccount { .. } => Some(Ok(Value::Null)),
             Command::LinkSpent { .. } => Some(Ok(Value::Bool(false))),
+            Command::LeaseRefresh { .. } => Some(Ok(
+                serde_json::to_value(LeaseReply::Gone).unwrap_or(Value::Null)
+            )),
+            Command::FinishRefresh { .. } => Some(Ok(serde_json::json!({"stored": false}))),
             Command::ListAccounts { .. } => Some(Ok(Value::Array(Vec::new()))),
             Command::DeleteAccount { .. } => Some(Ok(Value::Bool(false))),
             Command::ForgetConnections { .. } => Some(Ok(serde_json::json!({"forgotten": 0}))),

@@ -227,7 +227,7 @@ fn connect_account_gives_a_link_only_for_a_personal_connection_the_policy_lets_y
     };
     assert!(matches!(
         ask(&t, "ada", "engineer", connect("linear-me")),
-        Answer::AccountLink { connection } if connection == "linear-me"
+        Answer::AccountLink { connection, oauth: false } if connection == "linear-me"
     ));
     // A member who may not use a connection cannot connect it, and learns no more than for
     // one that does not exist.
@@ -252,12 +252,16 @@ fn disconnect_account_deletes_only_the_callers_own_row() {
             connection: "linear-me".into(),
         },
     ) {
-        Answer::Roster(Command::DeleteAccount {
-            connection,
-            member,
-            by,
-            ..
-        }) => {
+        Answer::Disconnect {
+            command:
+                Command::DeleteAccount {
+                    connection,
+                    member,
+                    by,
+                    ..
+                },
+            oauth: None,
+        } => {
             assert_eq!(connection, "linear-me");
             assert_eq!(member.as_deref(), Some("ada"));
             assert_eq!(by, Actor::Member("ada".into()));

@@ -29,6 +29,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "call_error",
             "credential",
             "policy",
+            "provider_oauth",
             "vault",
         ],
     ),

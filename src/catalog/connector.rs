@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::doc::{expect_array, expect_str, kind_of, quote, read_id, Fields, JsonPath, Problems};
+use super::oauth_client::{parse_oauth_client, OAuthClient};
 use super::origin::{
     is_valid_base_path, parse_path_template, Method, Origin, OriginRules, PathPart,
 };
@@ -93,6 +94,9 @@ pub struct Connector {
     /// `""` or a path like `/v1` with no trailing slash; every outbound path starts with it.
     pub base_path: String,
     pub auth: AuthScheme,
+    /// The OAuth client members connect their own account through (`auth.oauth`, bearer
+    /// only); `None`: a personal account is an API key pasted on the worker's page.
+    pub oauth: Option<Arc<OAuthClient>>,
     pub tools: Vec<ToolDef>,
     pub source: ConnectorSource,
 }
@@ -166,7 +170,7 @@ pub(crate) fn parse_connector(
     };
     let auth = fields
         .required("auth", problems)
-        .and_then(|v| parse_auth(v, &fields.path("auth"), problems));
+        .and_then(|v| parse_auth(v, &fields.path("auth"), rules, problems));
     let tools = fields
         .required("tools", problems)
         .and_then(|v| expect_array(v, &fields.path("tools"), problems))
@@ -177,14 +181,36 @@ pub(crate) fn parse_connector(
         label: label?.to_owned(),
         origin: origin?,
         base_path: base_path?,
-        auth: auth?,
+        oauth: auth.as_ref().and_then(|(_, oauth)| oauth.clone()),
+        auth: auth?.0,
         tools,
         source,
     })
 }
 
-fn parse_auth(value: &Value, path: &JsonPath, problems: &mut Problems) -> Option<AuthScheme> {
-    let fields = Fields::of(value, path, &["scheme", "header"], problems)?;
+fn parse_auth(
+    value: &Value,
+    path: &JsonPath,
+    rules: OriginRules,
+    problems: &mut Problems,
+) -> Option<(AuthScheme, Option<Arc<OAuthClient>>)> {
+    let fields = Fields::of(value, path, &["scheme", "header", "oauth"], problems)?;
+    let scheme = parse_scheme(&fields, problems)?;
+    let Some(oauth) = fields.optional("oauth") else {
+        return Some((scheme, None));
+    };
+    if scheme != AuthScheme::Bearer {
+        problems.push(
+            &fields.path("oauth"),
+            "only allowed when scheme is \"bearer\" (OAuth access tokens are sent as bearer tokens)",
+        );
+        return None;
+    }
+    let client = parse_oauth_client(oauth, &fields.path("oauth"), rules, problems)?;
+    Some((scheme, Some(Arc::new(client))))
+}
+
+fn parse_scheme(fields: &Fields<'_>, problems: &mut Problems) -> Option<AuthScheme> {
     let scheme = fields.required_str("scheme", problems)?;
     let header = fields.optional_str("header", problems);
     let scheme = match scheme {

@@ -11,6 +11,7 @@
 mod connector;
 mod doc;
 pub mod host;
+pub mod oauth_client;
 mod origin;
 
 use std::collections::BTreeMap;

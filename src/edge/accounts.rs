@@ -19,6 +19,7 @@ use crate::gateway::control::{may_connect_account, with_accounts};
 use crate::mcp::CallToolResult;
 use crate::oauth::pages::{self, Form};
 use crate::oauth::params::Params;
+use crate::provider_oauth::Tokens;
 use crate::resolver::ResolvedCall;
 use crate::roster::{AccountInfo, Actor, Command, Identity, SpentLink, StoredAccount};
 use crate::vault::{Owner, Vault, NONCE_BYTES};
@@ -56,6 +57,7 @@ pub fn issue_link(
     req_site: &crate::oauth::Site,
     identity: &Identity,
     connection: &str,
+    oauth: bool,
     now: i64,
 ) -> CallToolResult {
     if let Err(problem) = vault(env) {
@@ -78,11 +80,16 @@ pub fn issue_link(
         "{}?{FIELD_LINK}={token}",
         req_site.url(account_link::CONNECT_PATH)
     );
+    let instructions = if oauth {
+        "Give this link to the user: they open it in their browser and sign in at the provider, which sends them back here. Never ask for a password or token in the chat. The link works once, for 15 minutes."
+    } else {
+        "Give this link to the user: they open it in their browser and paste their API key there. Never ask for the key in the chat. The link works once, for 15 minutes."
+    };
     CallToolResult::json(json!({
         "connection": connection,
         "url": url,
         "expires_at": link.expires_at,
-        "instructions": "Give this link to the user: they open it in their browser and paste their API key there. Never ask for the key in the chat. The link works once, for 15 minutes.",
+        "instructions": instructions,
     }))
 }
 
@@ -110,6 +117,9 @@ pub async fn credential_for(
     env: &Env,
     identity: &Identity,
     call: &ResolvedCall,
+    now: i64,
+    allow_loopback: bool,
+    timeout_ms: u64,
 ) -> std::result::Result<Option<String>, CallToolResult> {
     let stored: Option<StoredAccount> =
         match credential::account_to_read(&call.connection, &identity.member) {
@@ -155,7 +165,7 @@ pub async fn credential_for(
                 connection: &call.connection.id,
                 member,
             };
-            vault.open(owner, sealed).map(Some).map_err(|error| {
+            let opened = vault.open(owner, sealed).map_err(|error| {
                 worker::console_error!(
                     "{}",
                     json!({"event": "account_unopenable", "tenant": identity.tenant, "connection": call.connection.id, "problem": error.to_string()})
@@ -164,7 +174,32 @@ pub async fn credential_for(
                     "the stored account of connection {:?} cannot be opened ({error}); connect it again",
                     call.connection.id
                 ))
-            })
+            })?;
+            // A pasted key is sent as it is; OAuth tokens may need a refresh first.
+            let tokens = Tokens::from_opened(&opened).map_err(|error| {
+                CallToolResult::error(format!(
+                    "the stored account of connection {:?} cannot be used ({error}); connect it again",
+                    call.connection.id
+                ))
+            })?;
+            match (tokens, &call.connector.oauth, member) {
+                (None, _, _) => Ok(Some(opened)),
+                (Some(tokens), Some(client), Some(_)) => super::connect_oauth::access_token(
+                    env,
+                    allow_loopback,
+                    timeout_ms,
+                    identity,
+                    &call.connection.id,
+                    client,
+                    sealed.to_owned(),
+                    tokens,
+                    now,
+                )
+                .await
+                .map(Some),
+                // The connector no longer declares OAuth: the token is used while it lasts.
+                (Some(tokens), _, _) => Ok(Some(tokens.access_token)),
+            }
         }
     }
 }
@@ -218,6 +253,8 @@ struct Checked {
     link: Link,
     connection_label: String,
     connector_label: String,
+    /// The connector's OAuth client: the link leads to the provider, not to the paste form.
+    oauth: Option<std::sync::Arc<crate::catalog::oauth_client::OAuthClient>>,
 }
 
 /// Verifies the link (MAC and expiry: no roster asked for a forged one), that it was not spent,
@@ -266,6 +303,7 @@ async fn check_link(
     Ok(Ok(Checked {
         connection_label: found.label.clone(),
         connector_label,
+        oauth: view.view.oauth_client_of(&link.connection),
         link,
     }))
 }
@@ -313,6 +351,19 @@ pub async fn serve(mut req: Request, env: &Env, config: &Config) -> Result<Respo
                 Ok(checked) => checked,
                 Err((status, message)) => return refused(status, &message),
             };
+            if let Some(client) = &checked.oauth {
+                let token = token.unwrap_or_default();
+                return super::connect_oauth::start(
+                    env,
+                    config,
+                    &req,
+                    &checked.link,
+                    &token,
+                    client,
+                    now,
+                )
+                .await;
+            }
             let binding = match binding_of(&req) {
                 Some(binding) => binding,
                 None => {
@@ -371,6 +422,12 @@ async fn paste_post(
         Ok(checked) => checked,
         Err((status, message)) => return refused(status, &message),
     };
+    if checked.oauth.is_some() {
+        return refused(
+            400,
+            "This connection connects through the provider's sign-in, not a pasted key. Open the link again.",
+        );
+    }
     let key = match check_key(form.get(FIELD_KEY).unwrap_or_default()) {
         Ok(key) => key,
         Err(problem) => {

@@ -3,6 +3,7 @@
 //! effects the core hands back. Compiled for wasm32 only.
 
 mod accounts;
+mod connect_oauth;
 mod http;
 mod oauth;
 mod outbound;
@@ -141,7 +142,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
         "admin"
     } else if oauth::handles(&path) {
         "oauth"
-    } else if accounts::handles(&path) {
+    } else if accounts::handles(&path) || connect_oauth::handles(&path) {
         "connect"
     } else {
         "other"
@@ -167,6 +168,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             "/mcp" => serve_mcp(req, &env, &ctx, &config, &mut log).await,
             p if oauth::handles(p) => oauth::serve(req, &env, &config, p).await,
             p if accounts::handles(p) => accounts::serve(req, &env, &config).await,
+            p if connect_oauth::handles(p) => connect_oauth::callback(req, &env, &config, p).await,
             p if p.starts_with("/admin/") => serve_admin(req, &env, &config, &mut log).await,
             _ => error_response(404, "not found: the MCP endpoint is POST /mcp"),
         }
@@ -536,8 +538,16 @@ async fn perform(
     now: i64,
 ) -> std::result::Result<CallToolResult, RpcError> {
     match effect {
-        Effect::AccountLink { connection } => {
-            Ok(accounts::issue_link(env, site, identity, &connection, now))
+        Effect::AccountLink { connection, oauth } => Ok(accounts::issue_link(
+            env,
+            site,
+            identity,
+            &connection,
+            oauth,
+            now,
+        )),
+        Effect::Disconnect { command, oauth } => {
+            Ok(connect_oauth::disconnect(env, config, identity, command, oauth).await)
         }
         Effect::ListConnections { listing } => {
             Ok(accounts::list_connections(env, identity, listing).await)
@@ -590,6 +600,7 @@ async fn perform(
                 config.upstream_timeout_ms,
                 identity,
                 *call,
+                now,
             )
             .await
         }

@@ -22,6 +22,7 @@ pub async fn execute(
     timeout_ms: u64,
     identity: &Identity,
     call: ResolvedCall,
+    now: i64,
 ) -> Result<CallToolResult, RpcError> {
     let started = super::now_ms();
     let request = match build_request(
@@ -35,7 +36,16 @@ pub async fn execute(
     };
     // The caller's own account for a personal connection, never anyone else's; the shared
     // account or the operator's secret for a shared one (`credential::choose`).
-    let secret = match super::accounts::credential_for(env, identity, &call).await {
+    let secret = match super::accounts::credential_for(
+        env,
+        identity,
+        &call,
+        now,
+        allow_loopback_http,
+        timeout_ms,
+    )
+    .await
+    {
         Ok(secret) => secret,
         Err(refusal) => return Ok(refusal),
     };

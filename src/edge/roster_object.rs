@@ -16,8 +16,8 @@ use crate::accounts;
 use crate::oauth::command::{self as oauth_command, NoTables, OAuthCommand, OAuthReply};
 use crate::oauth::token::{self as oauth_token, LIST_FAMILIES_SQL, REVOKE_LISTED_FAMILY_SQL};
 use crate::roster::{
-    transition_allowed, AccountInfo, AuditClass, AuditEntry, Command, GrantInfo, Member,
-    MemberStatus, RosterError, StoredAccount, HAS_TABLES_SQL, LIST_AUDIT_SQL,
+    transition_allowed, AccountInfo, AuditClass, AuditEntry, Command, GrantInfo, LeaseReply,
+    Member, MemberStatus, RosterError, StoredAccount, HAS_TABLES_SQL, LIST_AUDIT_SQL,
     MAX_AUDIT_ROWS_PER_CLASS, MAX_EXECUTION_ROWS, PRUNE_AUDIT_SQL, PRUNE_EXECUTIONS_SQL,
     RECORD_AUDIT_SQL, RECORD_EXECUTION_SQL, SCHEMA, SET_STATUS_SQL, VALIDATE_SQL,
 };
@@ -736,6 +736,99 @@ impl Roster {
                     )
                     .map_err(storage)?;
                 Ok(json!({"forgotten": cursor.rows_written()}))
+            }
+            Command::LeaseRefresh {
+                connection,
+                member,
+                sealed,
+                holder,
+                now,
+            } => {
+                // One synchronous step: the row read, compared and the lease taken together,
+                // so two calls can never both be granted while the row holds one value.
+                let rows: Vec<StoredAccount> = self
+                    .sql
+                    .exec(
+                        accounts::SELECT_SQL,
+                        vec![connection.clone().into(), member.clone().into()],
+                    )
+                    .and_then(|c| c.to_array())
+                    .map_err(storage)?;
+                let reply = match rows.into_iter().next() {
+                    None => LeaseReply::Gone,
+                    Some(row)
+                        if row.sealed != sealed || row.status != accounts::STATUS_CONNECTED =>
+                    {
+                        LeaseReply::Changed { account: row }
+                    }
+                    Some(_) => {
+                        let taken = self
+                            .sql
+                            .exec(
+                                accounts::TAKE_LEASE_SQL,
+                                vec![
+                                    connection.into(),
+                                    member.into(),
+                                    holder.into(),
+                                    ((now + accounts::REFRESH_LEASE_MS) as f64).into(),
+                                    (now as f64).into(),
+                                ],
+                            )
+                            .map_err(storage)?;
+                        if taken.rows_written() > 0 {
+                            LeaseReply::Granted
+                        } else {
+                            LeaseReply::Busy
+                        }
+                    }
+                };
+                Ok(serde_json::to_value(reply).unwrap_or(Value::Null))
+            }
+            Command::FinishRefresh {
+                connection,
+                member,
+                holder,
+                sealed,
+                status,
+                now,
+            } => {
+                let ended = self
+                    .sql
+                    .exec(
+                        accounts::END_LEASE_SQL,
+                        vec![
+                            connection.clone().into(),
+                            member.clone().into(),
+                            holder.into(),
+                        ],
+                    )
+                    .map_err(storage)?;
+                if ended.rows_written() == 0 {
+                    return Ok(json!({"stored": false}));
+                }
+                let written = match (sealed, status) {
+                    (Some(sealed), _) => self.sql.exec(
+                        accounts::STORE_REFRESHED_SQL,
+                        vec![
+                            sealed.into(),
+                            (now as f64).into(),
+                            connection.into(),
+                            member.into(),
+                        ],
+                    ),
+                    (None, Some(status)) => self.sql.exec(
+                        accounts::SET_STATUS_SQL,
+                        vec![
+                            status.into(),
+                            (now as f64).into(),
+                            connection.into(),
+                            member.into(),
+                        ],
+                    ),
+                    (None, None) => return Ok(json!({"stored": false})),
+                }
+                .map_err(storage)?;
+                Ok(json!({"stored": written.rows_written() > 0}))
             }
             Command::LinkSpent { hash } => {
                 let rows: Vec<Count> = self

@@ -26,8 +26,15 @@ pub enum Answer {
     /// object (`oauth::command::OAuthCommand::IssueSignIn`).
     SignInCode { member: String },
     /// A one-time link for the caller to connect their own account to `connection`: the shell
-    /// signs it (grant key, randomness, the gateway's origin).
-    AccountLink { connection: String },
+    /// signs it (grant key, randomness, the gateway's origin). `oauth`: the link leads to the
+    /// provider's sign-in rather than the paste page.
+    AccountLink { connection: String, oauth: bool },
+    /// `disconnect_account`: the roster deletes the row (`command`) after the shell revoked
+    /// the tokens at the provider, when the connector declares OAuth (`oauth`).
+    Disconnect {
+        command: Command,
+        oauth: Option<std::sync::Arc<crate::catalog::oauth_client::OAuthClient>>,
+    },
     /// `list_connections`: the view's part, completed by [`with_accounts`] with the accounts
     /// the roster holds for the caller.
     Connections { listing: Value },
@@ -62,21 +69,26 @@ pub fn answer(
         }
         ControlOp::ConnectAccount { connection } => {
             return match may_connect_account(view, &connection) {
-                Ok(_) => Answer::AccountLink { connection },
+                Ok(_) => Answer::AccountLink {
+                    oauth: view.oauth_client_of(&connection).is_some(),
+                    connection,
+                },
                 Err(refusal) => Answer::Refused(refusal),
             }
         }
         ControlOp::DisconnectAccount { connection } => {
-            match own_account(view, &connection) {
-                Ok(_) => {}
-                Err(refusal) => return Answer::Refused(refusal),
+            if let Err(refusal) = own_account(view, &connection) {
+                return Answer::Refused(refusal);
             }
-            Command::DeleteAccount {
-                connection,
-                member: Some(me),
-                now,
-                by: by.clone(),
-            }
+            return Answer::Disconnect {
+                oauth: view.oauth_client_of(&connection),
+                command: Command::DeleteAccount {
+                    connection,
+                    member: Some(me),
+                    now,
+                    by: by.clone(),
+                },
+            };
         }
         ControlOp::DescribeTool { name } => return Answer::Done(describe_tool(view, &name)),
         ControlOp::ViewPolicy => return Answer::Done(view_policy(view, policy)),

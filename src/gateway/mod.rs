@@ -32,8 +32,15 @@ pub enum Effect {
     Outbound(Box<ResolvedCall>),
     /// A one-time sign-in code for a member of the caller's tenant (an admin operation).
     SignInCode { member: String },
-    /// A one-time link to the paste page for the caller's own account of `connection`.
-    AccountLink { connection: String },
+    /// A one-time link for the caller's own account of `connection`: to the paste page, or
+    /// (`oauth`) through the provider's sign-in.
+    AccountLink { connection: String, oauth: bool },
+    /// `disconnect_account`: revoke at the provider (`oauth` with a revocation endpoint), then
+    /// run `command` (`control::Answer::Disconnect`).
+    Disconnect {
+        command: Command,
+        oauth: Option<std::sync::Arc<crate::catalog::oauth_client::OAuthClient>>,
+    },
     /// `list_connections` completed with the caller's accounts (`control::with_accounts`).
     ListConnections { listing: Value },
 }
@@ -88,8 +95,11 @@ impl<'a> Surface<'a> {
             Answer::Done(Err(error)) => HostCall::Done(call_error(error)),
             Answer::Roster(command) => HostCall::Pending(Effect::Roster(command)),
             Answer::SignInCode { member } => HostCall::Pending(Effect::SignInCode { member }),
-            Answer::AccountLink { connection } => {
-                HostCall::Pending(Effect::AccountLink { connection })
+            Answer::AccountLink { connection, oauth } => {
+                HostCall::Pending(Effect::AccountLink { connection, oauth })
+            }
+            Answer::Disconnect { command, oauth } => {
+                HostCall::Pending(Effect::Disconnect { command, oauth })
             }
             Answer::Connections { listing } => {
                 HostCall::Pending(Effect::ListConnections { listing })
