@@ -162,6 +162,9 @@ mod accounts {
         MEMBER_ACTIVE_SQL, PURGE_SPENT_LINKS_SQL, SCHEMA, SELECT_SQL,
         SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL, SHARED, SPEND_LINK_SQL, UPSERT_SQL,
     };
+    use floorgate::accounts::{
+        END_LEASE_SQL, REFRESH_LEASE_MS, STORE_REFRESHED_SQL, TAKE_LEASE_SQL,
+    };
     use floorgate::roster::SET_STATUS_SQL;
     use rusqlite::{params, Connection, OptionalExtension};
 
@@ -359,5 +362,83 @@ mod accounts {
             .query_row("SELECT COUNT(*) FROM connected_accounts", [], |r| r.get(0))
             .unwrap();
         assert_eq!(left, 2, "bob's row went with his removal");
+    }
+
+    /// The OAuth refresh lease (`Command::LeaseRefresh` / `FinishRefresh`): one holder at a
+    /// time per account, taken over only after it ran out, and only its holder stores.
+    #[test]
+    fn one_refresh_lease_per_account_and_only_its_holder_stores() {
+        let db = with_accounts();
+        let take = |holder: &str, now: i64| -> usize {
+            db.execute(
+                TAKE_LEASE_SQL,
+                params!["jira", "ada", holder, now + REFRESH_LEASE_MS, now],
+            )
+            .unwrap()
+        };
+        assert_eq!(take("call-1", 1000), 1, "the first call gets it");
+        assert_eq!(take("call-2", 1001), 0, "a concurrent call waits");
+        assert_eq!(
+            take("call-1", 1002),
+            0,
+            "not even its holder takes it twice"
+        );
+        // Another account's lease is its own.
+        assert_eq!(
+            db.execute(
+                TAKE_LEASE_SQL,
+                params!["jira", "bob", "call-3", 1001 + REFRESH_LEASE_MS, 1001]
+            )
+            .unwrap(),
+            1
+        );
+        // A holder that never finished loses it when its time runs out.
+        assert_eq!(take("call-2", 1000 + REFRESH_LEASE_MS), 1);
+        // The first holder comes back late: its lease is gone, it may not store.
+        assert_eq!(
+            db.execute(END_LEASE_SQL, params!["jira", "ada", "call-1"])
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            db.execute(END_LEASE_SQL, params!["jira", "ada", "call-2"])
+                .unwrap(),
+            1
+        );
+        db.execute(
+            SET_ACCOUNT_STATUS_SQL,
+            params!["needs_reconnect", 5, "jira", "ada"],
+        )
+        .unwrap();
+        assert_eq!(
+            db.execute(
+                STORE_REFRESHED_SQL,
+                params!["fgv1.1.fresh", 6, "jira", "ada"]
+            )
+            .unwrap(),
+            1
+        );
+        let (stored, status): (String, String) = db
+            .query_row(
+                "SELECT sealed, status FROM connected_accounts WHERE connection_id = 'jira' AND member_id = 'ada'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (stored.as_str(), status.as_str()),
+            ("fgv1.1.fresh", "connected")
+        );
+        // A refresh that ends after a disconnect stores nothing: no row comes back.
+        db.execute(DELETE_SQL, params!["jira", "bob"]).unwrap();
+        assert_eq!(
+            db.execute(
+                STORE_REFRESHED_SQL,
+                params!["fgv1.1.late", 7, "jira", "bob"]
+            )
+            .unwrap(),
+            0
+        );
+        assert_eq!(sealed(&db, "jira", "bob"), None);
     }
 }
