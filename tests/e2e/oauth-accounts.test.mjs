@@ -266,6 +266,16 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal(replay.status, 410, replay.text);
     assert.match(replay.text, /already used/);
     assert.equal(provider.tokenRequests("authorization_code").length, exchanges, "no code exchanged");
+    // The same in ada's browser: the refusal page, kept as a screenshot.
+    const page = await (await browserOf("ada")).newPage();
+    const shown = await page.goto(callbacks.ada);
+    assert.equal(shown.status(), 410);
+    const html = await page.content();
+    received.push(html);
+    assert.match(html, /already used/);
+    await page.screenshot({ path: join(SHOTS, "ada-state-reused.png"), fullPage: true });
+    await page.close();
+    assert.equal(provider.tokenRequests("authorization_code").length, exchanges, "no code exchanged");
     const { requests } = await upstreamSeen("ada");
     assert.equal(requests[0].headers.authorization, `Bearer ${issuedTo.ada[0].access_token}`);
   });
