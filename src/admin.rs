@@ -206,6 +206,7 @@ pub fn compile_against(
         .map_err(|e| e.lines())?;
     Ok(crate::tenant::compile_snapshot(
         &parsed,
+        policy,
         &tenant_version(catalog, policy),
         directory_version,
     ))
@@ -1063,6 +1064,7 @@ impl DocumentWrite {
             Ok((summary, parsed)) => {
                 let snapshot = crate::tenant::compile_snapshot(
                     &parsed,
+                    policy,
                     &version,
                     &directory_version(directory),
                 );

@@ -17,6 +17,7 @@ use crate::catalog::{
     ToolDef,
 };
 use crate::control::{self, ControlOp, SearchRequest};
+use crate::lazy_json::LazyJson;
 use crate::mcp::Tool;
 use crate::names::{ControlOpKind, CONNECTION_ARGUMENT, EXECUTE_TOOL, SEARCH_TOOLS};
 use crate::policy::{Access, Policy, UnknownRole};
@@ -34,8 +35,10 @@ pub struct AdvertisedTool {
     pub name: String,
     pub description: String,
     /// The catalog's own schema when nothing is frozen or merged; a new one otherwise.
-    pub input_schema: Arc<Value>,
-    pub annotations: Map<String, Value>,
+    pub input_schema: LazyJson,
+    pub annotations: LazyJson,
+    /// The catalog tool's [`ToolDef::destructive`].
+    pub destructive: bool,
     pub connector_id: String,
     pub connector_label: String,
     /// Labels of the visible, active connections it runs through (sorted by codepoint); two or
@@ -54,9 +57,12 @@ impl AdvertisedTool {
             name: self.name.clone(),
             title: None,
             description: self.description.clone(),
-            input_schema: self.input_schema.clone(),
-            annotations: (!self.annotations.is_empty())
-                .then(|| Value::Object(self.annotations.clone())),
+            input_schema: self.input_schema.value().clone(),
+            annotations: self
+                .annotations
+                .as_object()
+                .is_some_and(|a| !a.is_empty())
+                .then(|| (**self.annotations.value()).clone()),
         }
     }
 
@@ -404,7 +410,7 @@ impl MemberView {
                 }
             }
         }
-        let schema = schema_without(&tool.input_schema, frozen.keys());
+        let schema = schema_without(tool.input_schema.value(), frozen.keys());
         check_arguments(&schema, &Value::Object(arguments.clone()))?;
         arguments.extend(frozen);
         Ok(ResolvedCall {
@@ -499,15 +505,16 @@ fn advertise(
         return AdvertisedTool {
             name: tool.name.clone(),
             description: with_notes(&tool.description, &notes),
-            input_schema: Arc::clone(&tool.input_schema),
+            input_schema: tool.input_schema.clone(),
             annotations: tool.annotations.clone(),
+            destructive: tool.destructive,
             connector_id: connector.id.clone(),
             connector_label: connector.label.clone(),
             connection_labels: labels,
             note_values,
         };
     }
-    let mut input_schema = schema_without(&tool.input_schema, everywhere.iter());
+    let mut input_schema = schema_without(tool.input_schema.value(), everywhere.iter());
     if labels.len() >= 2 {
         let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
         notes.push(merged_connection_note(&label_refs));
@@ -537,8 +544,9 @@ fn advertise(
     AdvertisedTool {
         name: tool.name.clone(),
         description: with_notes(&tool.description, &notes),
-        input_schema: Arc::new(input_schema),
+        input_schema: LazyJson::from_value(input_schema),
         annotations: tool.annotations.clone(),
+        destructive: tool.destructive,
         connector_id: connector.id.clone(),
         connector_label: connector.label.clone(),
         connection_labels: labels,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::catalog::{Catalog, Connector, Directory, DocumentErrors, OriginRules, ToolDef};
 use crate::mcp::Tool;
+use crate::packed;
 use crate::policy::Policy;
 use crate::policy::UnknownRole;
 use crate::rank;
@@ -84,7 +85,7 @@ fn plain_doc(connector: &Connector, tool: &ToolDef) -> rank::ToolDoc {
         connector: connector.label.clone(),
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
-        destructive: destroys(&tool.annotations),
+        destructive: tool.destructive,
         notes: Vec::new(),
     }
 }
@@ -142,7 +143,7 @@ fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
             connector: tool.connector_label.clone(),
             description: tool.description.clone(),
             input_schema: tool.input_schema.clone(),
-            destructive: destroys(&tool.annotations),
+            destructive: tool.destructive,
             notes: tool.note_values.clone(),
         })
         .collect()
@@ -178,7 +179,7 @@ impl SharedIndex {
                 .find(|&&d| self.index.doc(d).name == tool.name)?;
             let doc = self.index.doc(id);
             let same = tool.note_values.is_empty()
-                && Arc::ptr_eq(&doc.input_schema, &tool.input_schema)
+                && doc.input_schema.ptr_eq(&tool.input_schema)
                 && doc.description == tool.description
                 && doc.connector == tool.connector_label;
             if !same {
@@ -188,14 +189,6 @@ impl SharedIndex {
         }
         Some(rank::v2::Visible::from_ids(&self.index, ids))
     }
-}
-
-/// Whether a tool's MCP annotations say it destroys data.
-fn destroys(annotations: &serde_json::Map<String, serde_json::Value>) -> bool {
-    annotations
-        .get("destructiveHint")
-        .and_then(serde_json::Value::as_bool)
-        == Some(true)
 }
 
 /// A tenant's validated documents plus the views built from them so far.
@@ -230,7 +223,19 @@ impl PreparedTenant {
             policy_json,
             OriginRules::STORED,
         )?;
-        Ok(PreparedTenant {
+        Ok(PreparedTenant::new(
+            tenant, deployment, catalog, policy, threshold,
+        ))
+    }
+
+    fn new(
+        tenant: &str,
+        deployment: Rc<Deployment>,
+        catalog: Catalog,
+        policy: Policy,
+        threshold: usize,
+    ) -> PreparedTenant {
+        PreparedTenant {
             tenant: tenant.to_owned(),
             deployment,
             catalog: Arc::new(catalog),
@@ -240,7 +245,7 @@ impl PreparedTenant {
             compiled: RefCell::new(None),
             compiled_problem: RefCell::new(None),
             shared: OnceCell::new(),
-        })
+        }
     }
 
     /// Offers the tenant's snapshot as read from KV, for documents of `version` (what
@@ -248,9 +253,46 @@ impl PreparedTenant {
     /// A snapshot of other documents, another directory or another format is refused with the
     /// reason, and the index is then built from the tools on the first search.
     pub fn offer_snapshot(&self, bytes: &[u8], version: &str) -> Result<(), SnapshotProblem> {
-        let index = open_snapshot(bytes, version, &self.deployment.fingerprint)?;
-        *self.compiled.borrow_mut() = Some(index.to_vec());
+        let body = open_snapshot(bytes, version, &self.deployment.fingerprint)?;
+        let sections = TenantSections::split(body)?;
+        *self.compiled.borrow_mut() = Some(sections.index.to_vec());
         Ok(())
+    }
+
+    /// Prepares a tenant from its snapshot alone, when it was compiled for documents of
+    /// `version` (the tenant's version key) against this deployment's directory: no document
+    /// is read, parsed or validated, and the input schemas stay text until used. Anything else
+    /// is refused with the reason; the caller then reads the documents.
+    pub fn from_snapshot(
+        tenant: &str,
+        deployment: Rc<Deployment>,
+        bytes: &[u8],
+        version: &str,
+        threshold: usize,
+    ) -> Result<PreparedTenant, SnapshotProblem> {
+        let body = open_snapshot(bytes, version, &deployment.fingerprint)?;
+        let sections = TenantSections::split(body)?;
+        let mut catalog = packed::Reader::new(sections.catalog);
+        let catalog = Catalog::read_compiled(&mut catalog, &deployment.directory)
+            .map_err(|e| SnapshotProblem::Damaged(e.to_string()))?;
+        if catalog.tenant != tenant {
+            return Err(SnapshotProblem::Damaged(format!(
+                "compiled for tenant \"{}\"",
+                catalog.tenant
+            )));
+        }
+        let empty_policy = empty_policy(tenant);
+        let policy = Policy::parse(sections.policy.unwrap_or(&empty_policy), &catalog)
+            .map_err(|e| SnapshotProblem::Damaged(format!("its policy: {e}")))?;
+        if policy.tenant != tenant {
+            return Err(SnapshotProblem::Damaged(format!(
+                "its policy is for tenant \"{}\"",
+                policy.tenant
+            )));
+        }
+        let prepared = PreparedTenant::new(tenant, deployment, catalog, policy, threshold);
+        *prepared.compiled.borrow_mut() = Some(sections.index.to_vec());
+        Ok(prepared)
     }
 
     /// Why the offered snapshot's index could not be read (after the first search).
@@ -328,7 +370,7 @@ impl PreparedTenant {
 /// The first bytes of a tenant snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"FGSN";
 /// The snapshot envelope's layout version (the compiled index inside has its own).
-pub const SNAPSHOT_FORMAT: u32 = 1;
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// Why a snapshot read from KV is not used (the index is then built from the tools).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -341,6 +383,8 @@ pub enum SnapshotProblem {
     OtherDocuments,
     /// Compiled against another connector directory (written since).
     OtherDirectory,
+    /// Stamped right but unreadable inside (written behind the gateway's back).
+    Damaged(String),
 }
 
 impl std::fmt::Display for SnapshotProblem {
@@ -358,17 +402,66 @@ impl std::fmt::Display for SnapshotProblem {
                 f,
                 "snapshot compiled against another directory: run POST /admin/v1/versions/rebuild"
             ),
+            SnapshotProblem::Damaged(what) => write!(f, "snapshot damaged: {what}"),
         }
     }
 }
 
 /// A tenant's snapshot: what serving needs compiled at the admin write, stamped with the
 /// documents' version and the directory's, so an isolate never reads it for other documents.
-/// Layout: magic, format `u32`, then the two versions (each a `u16` length and its text) and
-/// the compiled search index over [`catalog_tools`] ([`rank::v2::compiled`]).
-pub fn compile_snapshot(catalog: &Catalog, version: &str, directory_version: &str) -> Vec<u8> {
+/// Layout: magic, format `u32`, then the two versions (each a `u16` length and its text), then
+/// the tenant's sections ([`TenantSections`]): the validated catalog
+/// ([`Catalog::compile_into`]), the policy as stored, and the search index over
+/// [`catalog_tools`] ([`rank::v2::compiled`]).
+pub fn compile_snapshot(
+    catalog: &Catalog,
+    policy_json: Option<&str>,
+    version: &str,
+    directory_version: &str,
+) -> Vec<u8> {
     let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
-    envelope(version, directory_version, &index)
+    let mut compiled_catalog = packed::Writer::default();
+    catalog.compile_into(&mut compiled_catalog);
+    let mut body = packed::Writer::with_capacity(compiled_catalog.out.len() + index.len() + 64);
+    body.bytes(&compiled_catalog.out);
+    match policy_json {
+        None => body.u8(0),
+        Some(policy) => {
+            body.u8(1);
+            body.str(policy);
+        }
+    }
+    body.out.extend_from_slice(&index);
+    envelope(version, directory_version, &body.out)
+}
+
+/// The parts of a tenant snapshot's body, found without reading them.
+struct TenantSections<'a> {
+    catalog: &'a [u8],
+    policy: Option<&'a str>,
+    index: &'a [u8],
+}
+
+impl<'a> TenantSections<'a> {
+    fn split(body: &'a [u8]) -> Result<TenantSections<'a>, SnapshotProblem> {
+        let damaged = |c: packed::Corrupt| SnapshotProblem::Damaged(c.to_string());
+        let mut r = packed::Reader::new(body);
+        let catalog = r.bytes().map_err(damaged)?;
+        let policy = if r.bool().map_err(damaged)? {
+            Some(r.str().map_err(damaged)?)
+        } else {
+            None
+        };
+        Ok(TenantSections {
+            catalog,
+            policy,
+            index: r.rest(),
+        })
+    }
+}
+
+fn empty_policy(tenant: &str) -> String {
+    format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#)
 }
 
 fn envelope(version: &str, directory_version: &str, index: &[u8]) -> Vec<u8> {
@@ -431,7 +524,7 @@ pub fn parse_tenant_documents(
 ) -> Result<(Catalog, Policy), DocumentErrors> {
     let empty_catalog =
         format!(r#"{{"schema": 1, "tenant": "{tenant}", "connectors": [], "connections": []}}"#);
-    let empty_policy = format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#);
+    let empty_policy = empty_policy(tenant);
     let catalog = Catalog::parse_stored(
         catalog_json.unwrap_or(&empty_catalog),
         directory,
@@ -569,7 +662,7 @@ pub fn recheck_tenants<'a>(
         match checked {
             Ok((_, parsed)) => {
                 let version = documents_version(catalog, policy);
-                let snapshot = compile_snapshot(&parsed, &version, &directory_version);
+                let snapshot = compile_snapshot(&parsed, policy, &version, &directory_version);
                 out.compiled.push((tenant.to_owned(), snapshot));
             }
             Err(e) => out.invalidated.push(Invalidated {

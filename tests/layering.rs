@@ -14,7 +14,16 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "vocabulary and primitives",
         &[
-            "accounts", "binding", "cache", "mcp", "names", "roster", "scaffold", "tokenize",
+            "accounts",
+            "binding",
+            "cache",
+            "lazy_json",
+            "mcp",
+            "names",
+            "packed",
+            "roster",
+            "scaffold",
+            "tokenize",
         ],
     ),
     (

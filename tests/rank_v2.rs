@@ -52,7 +52,7 @@ fn the_seed_incident_is_empty_and_explained() {
         name: "list_all_notion_users".into(),
         connector: "Notion".into(),
         description: "List all users of the Notion workspace.".into(),
-        input_schema: std::sync::Arc::new(serde_json::json!({"type": "object"})),
+        input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
         notes: Vec::new(),
     });

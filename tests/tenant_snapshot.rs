@@ -182,9 +182,10 @@ fn a_snapshot_of_other_documents_or_another_directory_is_refused() {
         .is_err());
     }
     let mut newer = bytes.clone();
-    newer[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let next = floorgate::tenant::SNAPSHOT_FORMAT + 1;
+    newer[4..8].copy_from_slice(&next.to_le_bytes());
     let refused = tenant.offer_snapshot(&newer, &version(&d)).unwrap_err();
-    assert_eq!(refused, SnapshotProblem::OtherFormat { found: 2 });
+    assert_eq!(refused, SnapshotProblem::OtherFormat { found: next });
     assert!(
         refused.to_string().contains("versions/rebuild"),
         "{refused}"
@@ -242,4 +243,185 @@ fn the_directory_snapshot_is_read_back_and_detects_products_alike() {
         Deployment::prepare_with(Some("{\"schema\": 1, \"connectors\": []}"), Some(&snapshot))
             .unwrap();
     assert!(problem.unwrap().contains("other documents"));
+}
+
+/// The demo catalog with a private connector using every field the compiled form carries.
+fn docs_with_private_connector() -> Docs {
+    let mut d = docs();
+    let mut catalog: serde_json::Value = serde_json::from_str(&d.catalog).unwrap();
+    catalog["private_connectors"] = serde_json::json!([{
+    "id": "files", "label": "Files", "origin": "https://files.example:8443",
+    "base_path": "/api/v1", "auth": {"scheme": "header", "header": "X-Files-Key"},
+    "tools": [
+        {"name": "fetch_file", "description": "Get a file from a repository.",
+         "inputSchema": {"type": "object", "properties": {
+            "repo": {"type": "string"}, "path": {"type": "string"},
+            "ref": {"type": "string", "description": "Branch or tag."},
+            "X-Trace": {"type": "string"}},
+            "required": ["repo", "path"]},
+         "annotations": {"readOnlyHint": true, "title": "Get file"},
+         "operation": {"method": "GET", "path": "/repos/{repo}/files/{path}",
+                       "query": ["ref"], "headers": ["X-Trace"], "multi_segment": ["path"]}},
+        {"name": "remove_file", "description": "Delete a file from a repository.",
+         "inputSchema": {"type": "object", "properties": {
+            "repo": {"type": "string"}, "path": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["repo", "path"]},
+         "annotations": {"destructiveHint": true},
+         "operation": {"method": "POST", "path": "/repos/{repo}/files/{path}/delete", "body": ["message"]}},
+        {"name": "write_file", "description": "Write a file.",
+         "inputSchema": {"type": "object", "properties": {
+            "repo": {"type": "string"}, "content": {"type": "string"}, "dry_run": {"type": "boolean"}},
+            "required": ["repo", "content"]},
+         "operation": {"method": "PUT", "path": "/repos/{repo}", "query": ["dry_run"]}}
+    ]}, {
+    "id": "tickets", "label": "Tickets", "origin": "https://tickets.example",
+    "auth": {"scheme": "bearer", "oauth": {
+        "authorization_endpoint": "https://login.tickets.example:8443/oauth/authorize",
+        "token_endpoint": "https://login.tickets.example/oauth/token",
+        "revocation_endpoint": "https://login.tickets.example/oauth/revoke",
+        "scopes": ["tickets:read", "offline_access"],
+        "client": "TICKETS_OAUTH", "client_auth": "client_secret_post"}},
+    "tools": [
+        {"name": "open_ticket", "description": "Open a support ticket.",
+         "inputSchema": {"type": "object", "properties": {"subject": {"type": "string"}}},
+         "operation": {"method": "POST", "path": "/tickets", "body": ["subject"]}}
+    ]}]);
+    catalog["connections"].as_array_mut().unwrap().push(
+        serde_json::json!({"id": "files-main", "connector": "files", "label": "Main",
+                                 "credential": "T_ACME__FILES_KEY", "status": "disabled"}),
+    );
+    catalog["connections"].as_array_mut().unwrap().push(
+        serde_json::json!({"id": "files-mine", "connector": "files", "label": "Mine",
+                                 "account": "personal"}),
+    );
+    catalog["connections"].as_array_mut().unwrap().push(
+        serde_json::json!({"id": "tickets-mine", "connector": "tickets", "label": "Mine",
+                                 "account": "personal"}),
+    );
+    d.catalog = serde_json::to_string_pretty(&catalog).unwrap();
+    d
+}
+
+fn from_snapshot(d: &Docs) -> Result<PreparedTenant, SnapshotProblem> {
+    let deployment = Rc::new(Deployment::prepare(Some(&d.directory)).unwrap());
+    PreparedTenant::from_snapshot(
+        "acme",
+        deployment,
+        &snapshot(d),
+        &version(d),
+        floorgate::resolver::DEFAULT_COLLAPSE_THRESHOLD,
+    )
+}
+
+/// Everything a member is served, as JSON: the listing and every tool's full definition.
+fn served(tenant: &PreparedTenant, member: &str, role: &str) -> String {
+    let Ok(view) = tenant.view(member, role) else {
+        return "no view".into();
+    };
+    let definitions: Vec<_> = view
+        .view
+        .tools()
+        .iter()
+        .map(|t| (view.view.definition_of(&t.name), &t.connection_labels))
+        .collect();
+    serde_json::to_string(&(&view.listing, view.collapsed, definitions)).unwrap()
+}
+
+#[test]
+fn a_tenant_prepared_from_its_snapshot_alone_serves_as_its_documents_do() {
+    for d in [docs(), docs_with_private_connector()] {
+        let compiled = from_snapshot(&d).unwrap();
+        let parsed = prepared(&d);
+        assert_eq!(compiled.catalog.connectors(), parsed.catalog.connectors());
+        assert_eq!(compiled.catalog.connections(), parsed.catalog.connections());
+        assert_eq!(compiled.catalog.tenant, "acme");
+        for (member, role) in MEMBERS {
+            assert_eq!(
+                served(&compiled, member, role),
+                served(&parsed, member, role),
+                "{member}"
+            );
+        }
+        every_answer_matches_the_members_own_index(&compiled);
+        assert!(compiled.shared_index().compiled);
+    }
+}
+
+#[test]
+fn read_from_a_snapshot_a_schema_is_parsed_only_when_used() {
+    let mut d = docs_with_private_connector();
+    // A frozen value for every tool reads every schema that has the field (to check the value
+    // fits); without one, reading the policy reads no schema.
+    let every_tool = r#"{"tool": "*", "field": "owner", "value": "acme"},"#;
+    assert!(d.policy.contains(every_tool));
+    d.policy = d.policy.replace(every_tool, "");
+    let tenant = from_snapshot(&d).unwrap();
+    let (_, fetch_file) = tenant.catalog.tool("fetch_file").unwrap();
+    let (_, remove_file) = tenant.catalog.tool("remove_file").unwrap();
+    assert!(!fetch_file.input_schema.is_parsed());
+    assert!(!remove_file.annotations.is_parsed());
+    assert!(remove_file.destructive, "known without reading annotations");
+    assert_eq!(
+        fetch_file.input_schema["required"],
+        serde_json::json!(["repo", "path"])
+    );
+    assert!(fetch_file.input_schema.is_parsed());
+    assert!(!remove_file.input_schema.is_parsed());
+}
+
+#[test]
+fn a_damaged_or_foreign_snapshot_is_refused_with_its_reason_never_a_panic() {
+    let d = docs_with_private_connector();
+    let bytes = snapshot(&d);
+    let deployment = Rc::new(Deployment::prepare(Some(&d.directory)).unwrap());
+    let read = |bytes: &[u8], version: &str, tenant: &str| {
+        PreparedTenant::from_snapshot(tenant, deployment.clone(), bytes, version, 30).map(|_| ())
+    };
+    assert_eq!(
+        read(&bytes, "another version", "acme"),
+        Err(SnapshotProblem::OtherDocuments)
+    );
+    let foreign = read(&bytes, &version(&d), "globex").unwrap_err();
+    assert!(
+        foreign.to_string().contains("compiled for tenant \"acme\""),
+        "{foreign}"
+    );
+    // Every truncation is refused, or (cut inside the search index, read on the first search)
+    // prepares a tenant whose index is then built; every single-byte change is refused or (a
+    // changed character inside a text) prepares a tenant that serves without a panic.
+    // Every cut in the first kilobyte (stamps and the catalog's opening), then 96 spread over
+    // the rest (each cut inside the index builds one, and a debug build is slow at that).
+    let head = bytes.len().min(1024);
+    let step = ((bytes.len() - head) / 96).max(1);
+    let cuts = (0..head).chain((head..bytes.len()).step_by(step));
+    for cut in cuts {
+        let at = &bytes[..cut];
+        if let Ok(t) =
+            PreparedTenant::from_snapshot("acme", deployment.clone(), at, &version(&d), 30)
+        {
+            assert!(!t.shared_index().compiled, "cut at {cut}");
+            assert!(t.compiled_problem().is_some());
+        }
+    }
+    let changes = (8..head)
+        .step_by(5)
+        .chain((head..bytes.len()).step_by(step));
+    for at in changes {
+        let mut changed = bytes.clone();
+        changed[at] ^= 0x5a;
+        if let Ok(()) = read(&changed, &version(&d), "acme") {
+            // Prepared anyway: a changed character inside a text. Serving it must not panic.
+            let t = PreparedTenant::from_snapshot(
+                "acme",
+                deployment.clone(),
+                &changed,
+                &version(&d),
+                30,
+            )
+            .unwrap();
+            for (member, role) in MEMBERS {
+                let _ = served(&t, member, role);
+            }
+        }
+    }
 }

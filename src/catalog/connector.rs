@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::lazy_json::LazyJson;
+
 use super::doc::{expect_array, expect_str, kind_of, quote, read_id, Fields, JsonPath, Problems};
 use super::oauth_client::{parse_oauth_client, OAuthClient};
 use super::origin::{
@@ -71,9 +73,12 @@ pub struct ToolDef {
     pub description: String,
     /// A JSON Schema object with `"type": "object"`, shared (not copied) by the member views,
     /// listings and search indexes built from it.
-    pub input_schema: Arc<Value>,
-    /// MCP annotations (`readOnlyHint`, `title`, …), passed through as written.
-    pub annotations: Map<String, Value>,
+    pub input_schema: LazyJson,
+    /// MCP annotations (`readOnlyHint`, `title`, …), passed through as written: an object.
+    pub annotations: LazyJson,
+    /// Its annotations say it destroys data (`destructiveHint: true`), known without reading
+    /// them (the ranker's floor for such tools is stricter).
+    pub destructive: bool,
     /// `None` for directory tools that are listed but cannot run.
     pub operation: Option<Operation>,
 }
@@ -105,6 +110,11 @@ impl Connector {
     pub fn tool(&self, name: &str) -> Option<&ToolDef> {
         self.tools.iter().find(|t| t.name == name)
     }
+}
+
+/// Whether MCP annotations say a tool destroys data.
+pub fn destroys(annotations: &Map<String, Value>) -> bool {
+    annotations.get("destructiveHint").and_then(Value::as_bool) == Some(true)
 }
 
 /// Advertised tool names: `^[a-zA-Z0-9_-]{1,64}$`.
@@ -378,8 +388,9 @@ fn parse_tool(
     Some(ToolDef {
         name: name?.to_owned(),
         description: description?.to_owned(),
-        input_schema: Arc::new(input_schema?.clone()),
-        annotations: annotations?,
+        input_schema: LazyJson::from_value(input_schema?.clone()),
+        destructive: destroys(annotations.as_ref()?),
+        annotations: LazyJson::from_value(Value::Object(annotations?)),
         operation,
     })
 }

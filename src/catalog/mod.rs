@@ -8,6 +8,7 @@
 //! The directory is deployment-wide public knowledge; a catalog references its connectors by id
 //! and shares them (`Arc`) instead of copying them per tenant.
 
+mod compiled;
 mod connector;
 mod doc;
 pub mod host;
@@ -21,8 +22,10 @@ use serde_json::Value;
 
 pub use crate::accounts::AccountKind;
 
+pub use compiled::CompiledCatalogError;
 pub use connector::{
-    is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource, Operation, ToolDef,
+    destroys, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource, Operation,
+    ToolDef,
 };
 pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 pub use origin::{path_has_prefix, Method, Origin, OriginRules, PathPart, Scheme};

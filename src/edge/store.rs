@@ -140,24 +140,58 @@ pub async fn tenant(
             Some(documents.as_bytes()),
         ])
     };
+    let snapshot_key = tenant_snapshot_key(tenant);
+    // What the snapshot-only path read, handed on when it could not be used.
+    let mut snapshot_read = None;
     if let Ok(Some(version)) = read(&kv, &tenant_version_key(tenant)).await {
-        let renewed = TENANTS.with(|c| {
-            c.borrow_mut()
-                .renew_if_unchanged(tenant, &print_of(&version), now)
-        });
+        let print = print_of(&version);
+        let renewed = TENANTS.with(|c| c.borrow_mut().renew_if_unchanged(tenant, &print, now));
         if let Some(t) = renewed {
             return Ok(t);
         }
+        // A new version: the snapshot compiled for it is all a copy needs.
+        let snapshot = read_bytes(&kv, &snapshot_key).await;
+        if let Ok(Some(bytes)) = &snapshot {
+            match PreparedTenant::from_snapshot(
+                tenant,
+                deployment.clone(),
+                bytes,
+                &version,
+                threshold,
+            ) {
+                Ok(prepared) => {
+                    let offer = TENANTS.with(|c| {
+                        c.borrow_mut().offer(
+                            tenant,
+                            &print,
+                            now,
+                            prepared_bytes(bytes.len()),
+                            || Ok::<_, String>(prepared),
+                        )
+                    });
+                    return settle(tenant, "snapshot", offer);
+                }
+                // Usually KV's keys propagating apart (a newer or older snapshot than the
+                // version key): the documents decide.
+                Err(problem) => log_problem(tenant, "snapshot", &problem.to_string()),
+            }
+        }
+        snapshot_read = Some(snapshot);
     }
     let (catalog_key, policy_key) = (
         Document::Catalog.kv_key(tenant),
         Document::Policy.kv_key(tenant),
     );
-    let snapshot_key = tenant_snapshot_key(tenant);
+    let read_snapshot = async {
+        match snapshot_read {
+            Some(read) => read,
+            None => read_bytes(&kv, &snapshot_key).await,
+        }
+    };
     let (catalog, policy, snapshot) = futures_util::join!(
         read(&kv, &catalog_key),
         read(&kv, &policy_key),
-        read_bytes(&kv, &snapshot_key)
+        read_snapshot
     );
     let offer = match (catalog, policy) {
         (Ok(catalog), Ok(policy)) => {

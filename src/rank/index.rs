@@ -35,7 +35,7 @@ pub struct ToolDoc {
     pub description: String,
     /// Shared with the catalog and the listing: one copy per tool however many hold it.
     #[serde(rename = "inputSchema", default = "empty_schema")]
-    pub input_schema: std::sync::Arc<serde_json::Value>,
+    pub input_schema: crate::lazy_json::LazyJson,
     /// Its annotations say it destroys data (`destructiveHint: true`): v2 holds it to
     /// `v2::DESTRUCTIVE_FLOOR`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -47,8 +47,8 @@ pub struct ToolDoc {
     pub notes: Vec<String>,
 }
 
-fn empty_schema() -> std::sync::Arc<serde_json::Value> {
-    std::sync::Arc::new(serde_json::json!({"type": "object"}))
+fn empty_schema() -> crate::lazy_json::LazyJson {
+    serde_json::json!({"type": "object"}).into()
 }
 
 type DocId = u32;
@@ -356,7 +356,12 @@ impl Index {
             let label = field(&mut ix, &mut once(doc.connector.as_str()), &[], true);
             let desc = field(&mut ix, &mut once(doc.description.as_str()), &stop, true);
             let param = if rules.parameter_names {
-                field(&mut ix, &mut param_names(&doc.input_schema), &[], false)
+                field(
+                    &mut ix,
+                    &mut param_names(doc.input_schema.value()),
+                    &[],
+                    false,
+                )
             } else {
                 Box::default()
             };

@@ -287,7 +287,7 @@ pub struct SearchResult {
     pub connector: String,
     pub description: String,
     #[serde(rename = "inputSchema")]
-    pub input_schema: std::sync::Arc<serde_json::Value>,
+    pub input_schema: crate::lazy_json::LazyJson,
     pub score: u32,
     pub coverage: f64,
     /// Per query token: which fields matched (with `explain`).

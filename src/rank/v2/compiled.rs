@@ -14,6 +14,7 @@
 //! id against the bytes and the tools: damaged input is an error, never a panic.
 
 use super::index::{DocId, Index};
+use crate::packed::{Corrupt, Reader, Writer};
 use crate::rank::ToolDoc;
 
 /// The first bytes of a compiled index.
@@ -79,31 +80,30 @@ pub fn tools_digest(docs: &[ToolDoc]) -> u64 {
 impl Index {
     /// The compiled form of this index (see the module's layout).
     pub fn compile(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len() * 160 + 64);
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&FORMAT.to_le_bytes());
-        out.extend_from_slice(&(self.len() as u32).to_le_bytes());
-        out.extend_from_slice(&tools_digest(self.docs()).to_le_bytes());
-        out.extend_from_slice(&self.name_len);
-        put_varint(&mut out, self.text.len() as u32);
+        let mut w = Writer::with_capacity(self.len() * 160 + 64);
+        w.out.extend_from_slice(&MAGIC);
+        w.u32(FORMAT);
+        w.u32(self.len() as u32);
+        w.u64(tools_digest(self.docs()));
+        w.out.extend_from_slice(&self.name_len);
+        w.len(self.text.len());
         for (text, p) in self.text.iter().zip(&self.postings) {
-            put_varint(&mut out, text.len() as u32);
-            out.extend_from_slice(text.as_bytes());
+            w.str(text);
             for list in [&p.name, &p.label, &p.param, &p.prose] {
-                put_varint(&mut out, list.len() as u32);
+                w.len(list.len());
                 let mut last = None;
                 for &id in list {
-                    put_varint(&mut out, last.map_or(id, |l: DocId| id - l));
+                    w.varint(last.map_or(id, |l: DocId| id - l));
                     last = Some(id);
                 }
             }
         }
-        out
+        w.out
     }
 
     /// Reads a compiled index back over the same tools, in the order they were compiled.
     pub fn from_compiled(bytes: &[u8], docs: Vec<ToolDoc>) -> Result<Index, CompiledError> {
-        let mut r = Reader { bytes, at: 0 };
+        let mut r = Reader::new(bytes);
         if r.take(4).ok() != Some(&MAGIC[..]) {
             return Err(CompiledError::NotAnIndex);
         }
@@ -120,9 +120,7 @@ impl Index {
         ix.name_len.extend_from_slice(r.take(tools)?);
         let terms = r.count()?;
         for _ in 0..terms {
-            let len = r.count()?;
-            let text = std::str::from_utf8(r.take(len)?)
-                .map_err(|_| CompiledError::Corrupt("a term is not UTF-8"))?;
+            let text = r.str()?;
             let before = ix.text.len();
             let term = ix.intern(text) as usize;
             if ix.text.len() == before {
@@ -152,7 +150,7 @@ impl Index {
                 }
             }
         }
-        if r.at != bytes.len() {
+        if !r.at_end() {
             return Err(CompiledError::Corrupt("bytes past the last term"));
         }
         ix.finish(docs);
@@ -160,66 +158,8 @@ impl Index {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CompiledError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or(CompiledError::Corrupt("the bytes end early"))?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    fn u32(&mut self) -> Result<u32, CompiledError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn u64(&mut self) -> Result<u64, CompiledError> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-
-    fn varint(&mut self) -> Result<u32, CompiledError> {
-        let mut v: u32 = 0;
-        for shift in [0, 7, 14, 21, 28] {
-            let b = self.take(1)?[0];
-            let bits = u32::from(b & 0x7f);
-            if shift == 28 && bits > 0x0f {
-                return Err(CompiledError::Corrupt("a number overflows 32 bits"));
-            }
-            v |= bits << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(CompiledError::Corrupt("a number overflows 32 bits"))
-    }
-
-    /// A count of things each at least one byte long: never more than the bytes left, so a
-    /// damaged count cannot reserve memory the input does not hold.
-    fn count(&mut self) -> Result<usize, CompiledError> {
-        let n = self.varint()? as usize;
-        if n > self.bytes.len() - self.at {
-            return Err(CompiledError::Corrupt("a count exceeds the bytes left"));
-        }
-        Ok(n)
+impl From<Corrupt> for CompiledError {
+    fn from(Corrupt(what): Corrupt) -> CompiledError {
+        CompiledError::Corrupt(what)
     }
 }

@@ -154,7 +154,7 @@ impl Index {
         let mut scratch = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
-            let schema = schema_text(&doc.input_schema);
+            let schema = schema_text(doc.input_schema.value());
             let mut add = |ix: &mut Index, texts: &[&str], compounds: bool, which: u8| {
                 scratch.clear();
                 for t in texts {

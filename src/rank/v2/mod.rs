@@ -225,7 +225,7 @@ pub struct Hit {
     pub description: String,
     /// The full schema: one hop to call the tool.
     #[serde(rename = "inputSchema")]
-    pub input_schema: std::sync::Arc<serde_json::Value>,
+    pub input_schema: crate::lazy_json::LazyJson,
     pub score: f64,
     pub coverage: f64,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -402,10 +402,11 @@ mod tests {
             name: name.into(),
             connector: connector.into(),
             description: description.into(),
-            input_schema: std::sync::Arc::new(serde_json::json!({
+            input_schema: serde_json::json!({
                 "type": "object",
                 "properties": {"incident": {"type": "object", "properties": {"urgency": {"type": "string"}}}}
-            })),
+            })
+            .into(),
             destructive: false,
             notes: Vec::new(),
         }

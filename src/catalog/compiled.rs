@@ -1,0 +1,403 @@
+//! A validated catalog compiled at the admin write and read back by an isolate without parsing
+//! or validating any JSON.
+//!
+//! Reading a 10,000-tool catalog's JSON, validating it and building its values costs an isolate
+//! more than a cold request may spend. The admin write has done all of that already, so it
+//! stores the result: every field of the validated types, with each tool's input schema and
+//! annotations kept as the JSON text they validated as, parsed only when a tool is listed,
+//! returned or called ([`LazyJson`]). A directory connector is stored as its id and taken from
+//! the deployment's directory (the snapshot is stamped with the directory's version).
+//!
+//! Layout ([`crate::packed`]): the tenant; the connectors, each a tag (directory id, or a
+//! private connector in full: id, label, origin, base path, auth, OAuth client, tools); the
+//! connections.
+//! Reading checks every length, tag and reference; damaged bytes are an error, never a panic.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::oauth_client::{ClientAuth, Endpoint, OAuthClient};
+use super::{
+    AccountKind, ArgPlace, AuthScheme, Catalog, Connection, ConnectionStatus, Connector,
+    ConnectorSource, Directory, Method, Operation, Origin, PathPart, Scheme, ToolDef, ToolRef,
+};
+use crate::lazy_json::LazyJson;
+use crate::packed::{Corrupt, Reader, Writer};
+
+/// Why a compiled catalog cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompiledCatalogError {
+    /// It names a directory connector the deployment's directory does not have.
+    UnknownDirectoryConnector(String),
+    /// The bytes end early, run on, or hold an impossible value.
+    Corrupt(&'static str),
+}
+
+impl std::fmt::Display for CompiledCatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompiledCatalogError::UnknownDirectoryConnector(id) => write!(
+                f,
+                "compiled catalog names directory connector \"{id}\", which the directory does not have"
+            ),
+            CompiledCatalogError::Corrupt(what) => write!(f, "compiled catalog damaged: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for CompiledCatalogError {}
+
+impl From<Corrupt> for CompiledCatalogError {
+    fn from(Corrupt(what): Corrupt) -> CompiledCatalogError {
+        CompiledCatalogError::Corrupt(what)
+    }
+}
+
+const DIRECTORY_CONNECTOR: u8 = 0;
+const PRIVATE_CONNECTOR: u8 = 1;
+
+impl Catalog {
+    /// Appends this catalog's compiled form.
+    pub fn compile_into(&self, w: &mut Writer) {
+        w.str(&self.tenant);
+        w.len(self.connectors.len());
+        for connector in &self.connectors {
+            match connector.source {
+                ConnectorSource::Directory => {
+                    w.u8(DIRECTORY_CONNECTOR);
+                    w.str(&connector.id);
+                }
+                ConnectorSource::Private => {
+                    w.u8(PRIVATE_CONNECTOR);
+                    put_connector(w, connector);
+                }
+            }
+        }
+        w.len(self.connections.len());
+        for c in &self.connections {
+            w.str(&c.id);
+            w.str(&c.connector);
+            w.str(&c.label);
+            put_optional(w, c.credential.as_deref());
+            w.u8(match c.status {
+                ConnectionStatus::Active => 0,
+                ConnectionStatus::Disabled => 1,
+            });
+            w.u8(match c.account {
+                AccountKind::Shared => 0,
+                AccountKind::Personal => 1,
+            });
+        }
+    }
+
+    /// Reads a compiled catalog back, its directory connectors taken from `directory`.
+    pub fn read_compiled(
+        r: &mut Reader<'_>,
+        directory: &Directory,
+    ) -> Result<Catalog, CompiledCatalogError> {
+        let tenant = r.str()?.to_owned();
+        let count = r.count()?;
+        let mut connectors: Vec<Arc<Connector>> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let connector = match r.u8()? {
+                DIRECTORY_CONNECTOR => {
+                    let id = r.str()?;
+                    directory.connector(id).cloned().ok_or_else(|| {
+                        CompiledCatalogError::UnknownDirectoryConnector(id.to_owned())
+                    })?
+                }
+                PRIVATE_CONNECTOR => Arc::new(read_connector(r)?),
+                _ => return Err(Corrupt("an unknown connector tag").into()),
+            };
+            connectors.push(connector);
+        }
+        let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
+        for (ci, connector) in connectors.iter().enumerate() {
+            for (ti, tool) in connector.tools.iter().enumerate() {
+                let at = ToolRef {
+                    connector: ci,
+                    tool: ti,
+                };
+                if tools.insert(tool.name.clone(), at).is_some() {
+                    return Err(Corrupt("a tool name appears twice").into());
+                }
+            }
+        }
+        let count = r.count()?;
+        let mut connections = Vec::with_capacity(count);
+        for _ in 0..count {
+            let id = r.str()?.to_owned();
+            let connector = r.str()?.to_owned();
+            if !connectors.iter().any(|c| c.id == connector) {
+                return Err(Corrupt("a connection names no connector of the catalog").into());
+            }
+            connections.push(Connection {
+                id,
+                connector,
+                label: r.str()?.to_owned(),
+                credential: read_optional(r)?.map(str::to_owned),
+                status: match r.u8()? {
+                    0 => ConnectionStatus::Active,
+                    1 => ConnectionStatus::Disabled,
+                    _ => return Err(Corrupt("an unknown connection status").into()),
+                },
+                account: match r.u8()? {
+                    0 => AccountKind::Shared,
+                    1 => AccountKind::Personal,
+                    _ => return Err(Corrupt("an unknown account kind").into()),
+                },
+            });
+        }
+        Ok(Catalog {
+            tenant,
+            connectors,
+            connections,
+            tools,
+        })
+    }
+}
+
+fn put_optional(w: &mut Writer, s: Option<&str>) {
+    match s {
+        None => w.u8(0),
+        Some(s) => {
+            w.u8(1);
+            w.str(s);
+        }
+    }
+}
+
+fn read_optional<'a>(r: &mut Reader<'a>) -> Result<Option<&'a str>, Corrupt> {
+    Ok(if r.bool()? { Some(r.str()?) } else { None })
+}
+
+fn put_strings(w: &mut Writer, list: &[String]) {
+    w.len(list.len());
+    for s in list {
+        w.str(s);
+    }
+}
+
+fn read_strings(r: &mut Reader<'_>) -> Result<Vec<String>, Corrupt> {
+    let n = r.count()?;
+    (0..n).map(|_| r.str().map(str::to_owned)).collect()
+}
+
+fn put_connector(w: &mut Writer, c: &Connector) {
+    w.str(&c.id);
+    w.str(&c.label);
+    put_origin(w, &c.origin);
+    w.str(&c.base_path);
+    match &c.auth {
+        AuthScheme::Bearer => w.u8(0),
+        AuthScheme::Basic => w.u8(1),
+        AuthScheme::Header(name) => {
+            w.u8(2);
+            w.str(name);
+        }
+        AuthScheme::None => w.u8(3),
+    }
+    match &c.oauth {
+        None => w.u8(0),
+        Some(client) => {
+            w.u8(1);
+            put_oauth_client(w, client);
+        }
+    }
+    w.len(c.tools.len());
+    for tool in &c.tools {
+        w.str(&tool.name);
+        w.str(&tool.description);
+        w.str(tool.input_schema.text());
+        w.str(tool.annotations.text());
+        w.u8(u8::from(tool.destructive));
+        match &tool.operation {
+            None => w.u8(0),
+            Some(op) => {
+                w.u8(1);
+                put_operation(w, op);
+            }
+        }
+    }
+}
+
+fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
+    let id = r.str()?.to_owned();
+    let label = r.str()?.to_owned();
+    let origin = read_origin(r)?;
+    let base_path = r.str()?.to_owned();
+    let auth = match r.u8()? {
+        0 => AuthScheme::Bearer,
+        1 => AuthScheme::Basic,
+        2 => AuthScheme::Header(r.str()?.to_owned()),
+        3 => AuthScheme::None,
+        _ => return Err(Corrupt("an unknown auth scheme")),
+    };
+    let oauth = if r.bool()? {
+        Some(Arc::new(read_oauth_client(r)?))
+    } else {
+        None
+    };
+    let n = r.count()?;
+    let mut tools = Vec::with_capacity(n);
+    for _ in 0..n {
+        tools.push(ToolDef {
+            name: r.str()?.to_owned(),
+            description: r.str()?.to_owned(),
+            input_schema: LazyJson::from_text(r.str()?),
+            annotations: LazyJson::from_text(r.str()?),
+            destructive: r.bool()?,
+            operation: if r.bool()? {
+                Some(read_operation(r)?)
+            } else {
+                None
+            },
+        });
+    }
+    Ok(Connector {
+        id,
+        label,
+        origin,
+        base_path,
+        auth,
+        oauth,
+        tools,
+        source: ConnectorSource::Private,
+    })
+}
+
+fn put_origin(w: &mut Writer, origin: &Origin) {
+    w.u8(match origin.scheme {
+        Scheme::Http => 0,
+        Scheme::Https => 1,
+    });
+    w.str(&origin.host);
+    w.varint(u32::from(origin.port));
+}
+
+fn read_origin(r: &mut Reader<'_>) -> Result<Origin, Corrupt> {
+    let scheme = match r.u8()? {
+        0 => Scheme::Http,
+        1 => Scheme::Https,
+        _ => return Err(Corrupt("an unknown origin scheme")),
+    };
+    let host = r.str()?.to_owned();
+    let port = u16::try_from(r.varint()?).map_err(|_| Corrupt("a port past 65535"))?;
+    Ok(Origin { scheme, host, port })
+}
+
+fn put_endpoint(w: &mut Writer, endpoint: &Endpoint) {
+    put_origin(w, &endpoint.origin);
+    w.str(&endpoint.path);
+}
+
+fn read_endpoint(r: &mut Reader<'_>) -> Result<Endpoint, Corrupt> {
+    Ok(Endpoint {
+        origin: read_origin(r)?,
+        path: r.str()?.to_owned(),
+    })
+}
+
+fn put_oauth_client(w: &mut Writer, client: &OAuthClient) {
+    put_endpoint(w, &client.authorization_endpoint);
+    put_endpoint(w, &client.token_endpoint);
+    match &client.revocation_endpoint {
+        None => w.u8(0),
+        Some(endpoint) => {
+            w.u8(1);
+            put_endpoint(w, endpoint);
+        }
+    }
+    put_strings(w, &client.scopes);
+    w.str(&client.client);
+    w.u8(match client.client_auth {
+        ClientAuth::SecretBasic => 0,
+        ClientAuth::SecretPost => 1,
+    });
+}
+
+fn read_oauth_client(r: &mut Reader<'_>) -> Result<OAuthClient, Corrupt> {
+    Ok(OAuthClient {
+        authorization_endpoint: read_endpoint(r)?,
+        token_endpoint: read_endpoint(r)?,
+        revocation_endpoint: if r.bool()? {
+            Some(read_endpoint(r)?)
+        } else {
+            None
+        },
+        scopes: read_strings(r)?,
+        client: r.str()?.to_owned(),
+        client_auth: match r.u8()? {
+            0 => ClientAuth::SecretBasic,
+            1 => ClientAuth::SecretPost,
+            _ => return Err(Corrupt("an unknown client authentication")),
+        },
+    })
+}
+
+fn put_operation(w: &mut Writer, op: &Operation) {
+    w.u8(match op.method {
+        Method::Get => 0,
+        Method::Post => 1,
+        Method::Put => 2,
+        Method::Patch => 3,
+        Method::Delete => 4,
+    });
+    w.str(&op.path);
+    w.len(op.path_parts.len());
+    for part in &op.path_parts {
+        match part {
+            PathPart::Literal(s) => {
+                w.u8(0);
+                w.str(s);
+            }
+            PathPart::Param(s) => {
+                w.u8(1);
+                w.str(s);
+            }
+        }
+    }
+    put_strings(w, &op.query);
+    put_strings(w, &op.body);
+    put_strings(w, &op.headers);
+    w.u8(match op.rest {
+        ArgPlace::Query => 0,
+        ArgPlace::Body => 1,
+    });
+    put_strings(w, &op.multi_segment);
+}
+
+fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
+    let method = match r.u8()? {
+        0 => Method::Get,
+        1 => Method::Post,
+        2 => Method::Put,
+        3 => Method::Patch,
+        4 => Method::Delete,
+        _ => return Err(Corrupt("an unknown HTTP method")),
+    };
+    let path = r.str()?.to_owned();
+    let n = r.count()?;
+    let mut path_parts = Vec::with_capacity(n);
+    for _ in 0..n {
+        path_parts.push(match r.u8()? {
+            0 => PathPart::Literal(r.str()?.to_owned()),
+            1 => PathPart::Param(r.str()?.to_owned()),
+            _ => return Err(Corrupt("an unknown path part")),
+        });
+    }
+    Ok(Operation {
+        method,
+        path,
+        path_parts,
+        query: read_strings(r)?,
+        body: read_strings(r)?,
+        headers: read_strings(r)?,
+        rest: match r.u8()? {
+            0 => ArgPlace::Query,
+            1 => ArgPlace::Body,
+            _ => return Err(Corrupt("an unknown argument place")),
+        },
+        multi_segment: read_strings(r)?,
+    })
+}

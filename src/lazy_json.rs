@@ -1,0 +1,143 @@
+//! A JSON value kept as its text until something reads it.
+//!
+//! A 10,000-tool catalog is mostly input schemas, and a request touches a handful of them (the
+//! listed, the returned, the called). A tenant read back from its compiled snapshot keeps each
+//! schema as the text the admin write produced and parses it on first use; a document parsed
+//! from JSON keeps the value it already has. Either way one copy is shared by every member
+//! view, listing and search index of the tenant: cloning a `LazyJson` clones a pointer.
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+/// A JSON value, parsed or not yet; clones share it. Equality compares the values.
+#[derive(Debug, Clone)]
+pub struct LazyJson(Arc<Cell>);
+
+#[derive(Debug)]
+struct Cell {
+    text: OnceLock<Box<str>>,
+    value: OnceLock<Arc<Value>>,
+}
+
+impl LazyJson {
+    /// A value already parsed (its text is written only if asked for).
+    pub fn from_value(value: impl Into<Arc<Value>>) -> LazyJson {
+        LazyJson(Arc::new(Cell {
+            text: OnceLock::new(),
+            value: OnceLock::from(value.into()),
+        }))
+    }
+
+    /// Text that [`LazyJson::text`] wrote (a compiled snapshot's): parsed on first use.
+    pub fn from_text(text: impl Into<Box<str>>) -> LazyJson {
+        LazyJson(Arc::new(Cell {
+            text: OnceLock::from(text.into()),
+            value: OnceLock::new(),
+        }))
+    }
+
+    /// Whether both are clones of one value (what "shared, not copied" means in a test).
+    pub fn ptr_eq(&self, other: &LazyJson) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The value, parsed now if it was not yet. Text that is not JSON (a snapshot damaged
+    /// inside a string, which no bounds check can see) reads as `null`, which every schema
+    /// check refuses and no listing mistakes for a schema.
+    pub fn value(&self) -> &Arc<Value> {
+        self.0.value.get_or_init(|| {
+            let text = self.0.text.get().map_or("null", |t| t);
+            Arc::new(serde_json::from_str(text).unwrap_or(Value::Null))
+        })
+    }
+
+    /// The value as compact JSON text.
+    pub fn text(&self) -> &str {
+        self.0.text.get_or_init(|| {
+            let value = self.0.value.get().map_or(&Value::Null, |v| v);
+            value.to_string().into_boxed_str()
+        })
+    }
+
+    /// Whether the value was parsed (or given) already: what a test of laziness asks.
+    pub fn is_parsed(&self) -> bool {
+        self.0.value.get().is_some()
+    }
+}
+
+impl PartialEq for LazyJson {
+    fn eq(&self, other: &LazyJson) -> bool {
+        if self.ptr_eq(other) {
+            return true;
+        }
+        match (self.0.text.get(), other.0.text.get()) {
+            (Some(a), Some(b)) if a == b => true,
+            _ => self.value() == other.value(),
+        }
+    }
+}
+
+/// Reading through a `LazyJson` parses it (once).
+impl std::ops::Deref for LazyJson {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl From<Value> for LazyJson {
+    fn from(value: Value) -> LazyJson {
+        LazyJson::from_value(value)
+    }
+}
+
+impl serde::Serialize for LazyJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LazyJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<LazyJson, D::Error> {
+        Value::deserialize(deserializer).map(LazyJson::from_value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_is_parsed_on_first_read_only() {
+        let lazy = LazyJson::from_text(r#"{"type":"object"}"#);
+        assert!(!lazy.is_parsed());
+        assert_eq!(**lazy.value(), json!({"type": "object"}));
+        assert!(lazy.is_parsed());
+    }
+
+    #[test]
+    fn a_value_writes_text_that_reads_back_equal() {
+        let lazy = LazyJson::from_value(json!({"a": [1, "two", null]}));
+        let again = LazyJson::from_text(lazy.text());
+        assert_eq!(lazy, again);
+        assert_eq!(again.value().as_ref(), lazy.value().as_ref());
+    }
+
+    #[test]
+    fn damaged_text_reads_as_null_not_a_panic() {
+        assert_eq!(
+            **LazyJson::from_text(r#"{"type": "obj"#).value(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn equality_is_of_values_not_of_text() {
+        let spaced = LazyJson::from_text(r#"{ "a" : 1 }"#);
+        let compact = LazyJson::from_text(r#"{"a":1}"#);
+        assert_eq!(spaced, compact);
+        assert_ne!(compact, LazyJson::from_text(r#"{"a":2}"#));
+    }
+}
