@@ -21,7 +21,9 @@ use serde_json::Value;
 
 use crate::catalog::oauth_client::{ClientAuth, OAuthClient};
 use crate::grant::GrantKey;
-use crate::oauth::encoding::{b64url_decode, b64url_encode, constant_time_eq, mac};
+use crate::oauth::encoding::{
+    b64_encode_standard, b64url_decode, b64url_encode, constant_time_eq, mac,
+};
 use crate::oauth::params::encode;
 
 /// The callback path of a tenant: `<prefix><tenant>`. The redirect URI an operator registers
@@ -269,21 +271,6 @@ impl fmt::Debug for FormPost {
     }
 }
 
-fn base64_standard(bytes: &[u8]) -> String {
-    let mut out: String = b64url_encode(bytes)
-        .chars()
-        .map(|c| match c {
-            '-' => '+',
-            '_' => '/',
-            c => c,
-        })
-        .collect();
-    while !out.len().is_multiple_of(4) {
-        out.push('=');
-    }
-    out
-}
-
 fn form_post<'a>(
     url: String,
     auth: ClientAuth,
@@ -294,7 +281,7 @@ fn form_post<'a>(
         // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined.
         ClientAuth::SecretBasic => Some(format!(
             "Basic {}",
-            base64_standard(
+            b64_encode_standard(
                 format!(
                     "{}:{}",
                     encode(&credentials.id),

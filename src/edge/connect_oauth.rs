@@ -377,6 +377,19 @@ fn open(
 /// The access token of `member`'s account, refreshed first when it is (nearly) expired. One
 /// refresh at a time per account: the call holding the roster's lease refreshes; the others
 /// wait for the row to change and use what it stored. The error is the call's tool result.
+/// The tool error for a personal account that exists but cannot be used (expired, needs
+/// re-connect): it tells the model to connect again.
+fn unusable_account(connection: &str, status: &str) -> CallToolResult {
+    CallToolResult::error(
+        Missing::Unusable {
+            connection: connection.to_owned(),
+            status: status.to_owned(),
+            personal: true,
+        }
+        .to_string(),
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 pub async fn access_token(
     env: &Env,
@@ -390,16 +403,7 @@ pub async fn access_token(
     now: i64,
 ) -> std::result::Result<String, CallToolResult> {
     let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
-    let unusable = |status: &str| {
-        CallToolResult::error(
-            Missing::Unusable {
-                connection: connection.to_owned(),
-                status: status.to_owned(),
-                personal: true,
-            }
-            .to_string(),
-        )
-    };
+    let unusable = |status: &str| unusable_account(connection, status);
     let not_connected = || {
         CallToolResult::error(
             Missing::NotConnected {
@@ -510,16 +514,7 @@ async fn refresh_holding(
         status: status.map(str::to_owned),
         now,
     };
-    let unusable = |status: &str| {
-        CallToolResult::error(
-            Missing::Unusable {
-                connection: connection.to_owned(),
-                status: status.to_owned(),
-                personal: true,
-            }
-            .to_string(),
-        )
-    };
+    let unusable = |status: &str| unusable_account(connection, status);
     let Some(refresh_token) = tokens.refresh_token.as_deref() else {
         // Expired with nothing to refresh it with.
         let _ = roster(env, tenant, &finish(None, Some(STATUS_EXPIRED))).await;

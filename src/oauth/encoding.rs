@@ -1,5 +1,5 @@
-//! The few encodings and MACs the authorization server needs, in one place: base64url without
-//! padding (RFC 4648 §5, as PKCE and tokens use it), hex, SHA-256 and HMAC-SHA-256.
+//! The few encodings and MACs the gateway needs, in one place: base64url without padding
+//! (RFC 4648 §5, as PKCE and tokens use it), standard base64, hex, SHA-256 and HMAC-SHA-256.
 //!
 //! base64url is small enough to write here rather than add a crate for; HMAC comes from the
 //! RustCrypto `hmac` crate over the `sha2` the gateway already has.
@@ -63,6 +63,22 @@ pub fn b64url_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Standard base64 (`+`, `/`, `=` padding), as HTTP Basic credentials and CSP hashes are written.
+pub fn b64_encode_standard(bytes: &[u8]) -> String {
+    let mut out: String = b64url_encode(bytes)
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !out.len().is_multiple_of(4) {
+        out.push('=');
+    }
+    out
+}
+
 /// Decodes standard base64 (`+`, `/`, `=` padding), as HTTP Basic credentials are sent.
 pub fn b64_decode_standard(text: &str) -> Option<Vec<u8>> {
     let unpadded = text.trim_end_matches('=');
@@ -105,6 +121,22 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_base64_matches_rfc_4648_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("user:pass", "dXNlcjpwYXNz"),
+            ("????", "Pz8/Pw=="),
+            ("~~~", "fn5+"),
+        ] {
+            assert_eq!(b64_encode_standard(plain.as_bytes()), encoded);
+            assert_eq!(b64_decode_standard(encoded).unwrap(), plain.as_bytes());
+        }
+    }
 
     #[test]
     fn standard_base64_decodes_like_basic_auth_sends_it() {

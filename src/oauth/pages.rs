@@ -17,7 +17,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::authorize::AuthorizationRequest;
-use super::encoding::{b64url_decode, b64url_encode, constant_time_eq, mac, sha256};
+use super::encoding::{
+    b64_encode_standard, b64url_decode, b64url_encode, constant_time_eq, mac, sha256,
+};
 use super::pkce::Challenge;
 use super::AUTHORIZE_PATH;
 
@@ -255,7 +257,7 @@ pub fn headers(form_target: Option<&str>) -> Vec<(&'static str, String)> {
             "Content-Security-Policy",
             format!(
                 "default-src 'none'; style-src 'sha256-{}'; img-src 'none'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'",
-                base64_std(&sha256(STYLE.as_bytes()))
+                b64_encode_standard(&sha256(STYLE.as_bytes()))
             ),
         ),
         ("X-Content-Type-Options", "nosniff".to_owned()),
@@ -280,23 +282,6 @@ pub fn redirect_source(redirect_uri: &str) -> String {
         }
         _ => format!("{scheme}:"),
     }
-}
-
-/// CSP hashes are standard base64 (with `+`, `/` and padding), not base64url.
-fn base64_std(bytes: &[u8]) -> String {
-    let url = b64url_encode(bytes);
-    let mut out: String = url
-        .chars()
-        .map(|c| match c {
-            '-' => '+',
-            '_' => '/',
-            c => c,
-        })
-        .collect();
-    while !out.len().is_multiple_of(4) {
-        out.push('=');
-    }
-    out
 }
 
 /// A whole page around `body` (which the caller has escaped), with the one stylesheet the CSP
@@ -720,7 +705,7 @@ mod tests {
         assert!(csp.starts_with("default-src 'none'"));
         assert!(!csp.contains("script-src") && !csp.contains("unsafe-inline"));
         assert!(csp.contains("form-action 'self' https://claude.ai;"));
-        let hash = base64_std(&sha256(STYLE.as_bytes()));
+        let hash = b64_encode_standard(&sha256(STYLE.as_bytes()));
         assert!(csp.contains(&format!("style-src 'sha256-{hash}'")));
         assert!(hash.ends_with('=') && hash.len() == 44);
         assert_eq!(get("X-Content-Type-Options"), "nosniff");
