@@ -439,12 +439,17 @@ fn quoted_labels(connections: &[&Connection]) -> String {
 
 /// Frozen values that apply to this tool through this connection: only real arguments.
 fn frozen_fields(access: &Access, tool: &ToolDef, connection: &str) -> BTreeMap<String, Value> {
+    let frozen = access.frozen_for(&tool.name, connection);
+    if frozen.is_empty() {
+        // Most tools: their schema stays unparsed text (a view of 10,000 tools would otherwise
+        // parse 10,000 schemas).
+        return frozen;
+    }
     let properties = tool
         .input_schema
         .get("properties")
         .and_then(Value::as_object);
-    access
-        .frozen_for(&tool.name, connection)
+    frozen
         .into_iter()
         .filter(|(field, _)| properties.is_some_and(|p| p.contains_key(field)))
         .collect()

@@ -218,14 +218,22 @@ impl Index {
     /// the compiled form, which stores only the terms and their postings.
     pub(super) fn finish(&mut self, docs: Vec<ToolDoc>) {
         let mut label_ids: HashMap<&str, u32> = HashMap::new();
+        // A cold copy runs this for every tool: one token buffer, and a key is allocated only
+        // for a token not seen before.
+        let mut surface: Vec<String> = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
-            let mut surface: Vec<String> = Vec::new();
+            surface.clear();
             crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
             surface.sort_unstable();
             surface.dedup();
-            for t in surface {
-                self.surface.entry(t.into()).or_default().push(id);
+            for t in &surface {
+                match self.surface.get_mut(t.as_str()) {
+                    Some(ids) => ids.push(id),
+                    None => {
+                        self.surface.insert(t.as_str().into(), vec![id]);
+                    }
+                }
             }
             let next = label_ids.len() as u32;
             let c = *label_ids.entry(doc.connector.as_str()).or_insert(next);
