@@ -41,8 +41,8 @@ fn tools(n: usize) -> Vec<ToolDoc> {
             let mut t = cat[i % cat.len()].clone();
             let copy = i / cat.len();
             if copy > 0 {
-                t.name = format!("{}_{}", t.name, copy + 1);
-                t.connector = format!("{} {}", t.connector, copy + 1);
+                t.name = format!("{}_{}", t.name, copy + 1).into();
+                t.connector = format!("{} {}", t.connector, copy + 1).into();
             }
             t
         })

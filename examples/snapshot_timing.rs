@@ -5,12 +5,40 @@
 //! `cargo run --release --example snapshot_timing -- <dir with catalog.json and policy.json>
 //! <tenant> [member role]` (the load bench's generated tenants: member `loader`, role `all`).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use floorgate::admin::{compile_stored, tenant_version};
 use floorgate::rank::v2::{self, Request};
 use floorgate::tenant::{Deployment, PreparedTenant};
+
+/// Counts live heap bytes and their peak, for the memory figures.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +72,35 @@ fn main() {
         snapshot.len()
     );
     let version = tenant_version(Some(&catalog), Some(&policy));
+    // Memory: the snapshot's bytes (as read from KV) and a copy prepared from them with ten
+    // members' views and search pools (the load tenants give every member the same role).
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let bytes = snapshot.clone();
+    let prepared = PreparedTenant::from_snapshot(tenant, deployment.clone(), &bytes, &version, 30)
+        .expect("a fresh snapshot");
+    let after_copy = LIVE.load(Ordering::Relaxed) - before;
+    let mut after_first = 0;
+    for i in 0..10 {
+        let view = prepared
+            .view(&format!("{member}{i}"), role)
+            .expect("the member's role");
+        let _ = prepared.search_pool(&view);
+        if i == 0 {
+            after_first = LIVE.load(Ordering::Relaxed) - before - after_copy;
+        }
+    }
+    let all = LIVE.load(Ordering::Relaxed) - before - after_copy;
+    println!(
+        "memory: snapshot bytes {}, + prepared copy {}, + the first view and search pool (the shared index) {}, + 9 more {} ({} each), peak {}",
+        mib(bytes.len()),
+        mib(after_copy - bytes.len()),
+        mib(after_first),
+        mib(all - after_first),
+        mib((all - after_first) / 9),
+        mib(PEAK.load(Ordering::Relaxed) - before)
+    );
+    drop((prepared, bytes));
     for _ in 0..3 {
         let started = Instant::now();
         let prepared =

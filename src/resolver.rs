@@ -32,18 +32,19 @@ pub const DEFAULT_COLLAPSE_THRESHOLD: usize = 30;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdvertisedTool {
     /// The advertised name, equal to the catalog tool's name (names are unique per tenant).
-    pub name: String,
-    pub description: String,
+    pub name: Arc<str>,
+    /// The catalog's own text (shared) unless the gateway added notes.
+    pub description: Arc<str>,
     /// The catalog's own schema when nothing is frozen or merged; a new one otherwise.
     pub input_schema: LazyJson,
     pub annotations: LazyJson,
     /// The catalog tool's [`ToolDef::destructive`].
     pub destructive: bool,
-    pub connector_id: String,
-    pub connector_label: String,
+    pub connector_id: Arc<str>,
+    pub connector_label: Arc<str>,
     /// Labels of the visible, active connections it runs through (sorted by codepoint); two or
     /// more make it a merged tool with a `connection` argument.
-    pub connection_labels: Vec<String>,
+    pub connection_labels: Arc<[String]>,
     /// The values the gateway's notes in `description` interpolate (frozen values, then a merged
     /// tool's account labels): the tenant's own words for its set-up, handed to the ranker as
     /// data so it never parses them back out of the text.
@@ -54,9 +55,9 @@ impl AdvertisedTool {
     /// The MCP `Tool` it is listed as (`annotations` only when there are some).
     pub fn definition(&self) -> Tool {
         Tool {
-            name: self.name.clone(),
+            name: self.name.to_string(),
             title: None,
-            description: self.description.clone(),
+            description: self.description.to_string(),
             input_schema: self.input_schema.value().clone(),
             annotations: self
                 .annotations
@@ -183,9 +184,15 @@ impl MemberView {
             usable.sort_by(|a, b| a.label.cmp(&b.label));
             let before = view.tools.len();
             if !usable.is_empty() {
+                // One copy of the connector's id and label for all its tools.
+                let names = ConnectorNames {
+                    id: connector.id.as_str().into(),
+                    label: connector.label.as_str().into(),
+                    connection_labels: usable.iter().map(|c| c.label.clone()).collect(),
+                };
                 for tool in &connector.tools {
                     if view.access.allows_tool(&tool.name) {
-                        let advertised = advertise(&view.access, connector, tool, &usable);
+                        let advertised = advertise(&view.access, connector, &names, tool, &usable);
                         view.tools.push(advertised);
                     }
                 }
@@ -197,6 +204,8 @@ impl MemberView {
                 advertised_tools: view.tools.len() - before,
             });
         }
+        // A view lives as long as its tenant's copy: no growth slack (up to half of it).
+        view.tools.shrink_to_fit();
         // Connecting and disconnecting accounts is offered only to a member who sees a personal
         // connection: elsewhere the two operations could do nothing.
         let has_personal = view
@@ -248,7 +257,7 @@ impl MemberView {
     }
 
     pub fn tool(&self, name: &str) -> Option<&AdvertisedTool> {
-        self.tools.iter().find(|t| t.name == name)
+        self.tools.iter().find(|t| &*t.name == name)
     }
 
     /// Visible control-plane operations, in catalog order.
@@ -396,7 +405,7 @@ impl MemberView {
             .operation
             .clone()
             .ok_or_else(|| CallError::NoOperation {
-                name: tool.name.clone(),
+                name: tool.name.to_string(),
             })?;
 
         let frozen = frozen_fields(&self.access, tool, &connection.id);
@@ -414,7 +423,7 @@ impl MemberView {
         check_arguments(&schema, &Value::Object(arguments.clone()))?;
         arguments.extend(frozen);
         Ok(ResolvedCall {
-            tool: tool.name.clone(),
+            tool: tool.name.to_string(),
             connector: Arc::clone(connector),
             connection: connection.clone(),
             operation,
@@ -471,9 +480,26 @@ fn schema_without<'a>(schema: &Value, fields: impl Iterator<Item = &'a String> +
 }
 
 /// Builds the advertised form of one tool over the member's usable connections (sorted).
+/// The catalog's description, shared, or a new one with the gateway's notes.
+fn described(tool: &ToolDef, notes: &[String]) -> Arc<str> {
+    if notes.is_empty() {
+        tool.description.clone()
+    } else {
+        with_notes(&tool.description, notes).into()
+    }
+}
+
+/// A connector's id, label and usable connections' labels as its advertised tools share them.
+struct ConnectorNames {
+    id: Arc<str>,
+    label: Arc<str>,
+    connection_labels: Arc<[String]>,
+}
+
 fn advertise(
     access: &Access,
     connector: &Connector,
+    names: &ConnectorNames,
     tool: &ToolDef,
     usable: &[&Connection],
 ) -> AdvertisedTool {
@@ -505,16 +531,16 @@ fn advertise(
             note_values.push(value.to_string());
         }
     }
-    let labels: Vec<String> = usable.iter().map(|c| c.label.clone()).collect();
+    let labels = names.connection_labels.clone();
     if everywhere.is_empty() && labels.len() < 2 {
         return AdvertisedTool {
             name: tool.name.clone(),
-            description: with_notes(&tool.description, &notes),
+            description: described(tool, &notes),
             input_schema: tool.input_schema.clone(),
             annotations: tool.annotations.clone(),
             destructive: tool.destructive,
-            connector_id: connector.id.clone(),
-            connector_label: connector.label.clone(),
+            connector_id: names.id.clone(),
+            connector_label: names.label.clone(),
             connection_labels: labels,
             note_values,
         };
@@ -548,12 +574,12 @@ fn advertise(
     }
     AdvertisedTool {
         name: tool.name.clone(),
-        description: with_notes(&tool.description, &notes),
+        description: described(tool, &notes),
         input_schema: LazyJson::from_value(input_schema),
         annotations: tool.annotations.clone(),
         destructive: tool.destructive,
-        connector_id: connector.id.clone(),
-        connector_label: connector.label.clone(),
+        connector_id: names.id.clone(),
+        connector_label: names.label.clone(),
         connection_labels: labels,
         note_values,
     }

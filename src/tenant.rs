@@ -82,7 +82,7 @@ fn directory_tools(directory: &Directory) -> Vec<rank::ToolDoc> {
 fn plain_doc(connector: &Connector, tool: &ToolDef) -> rank::ToolDoc {
     rank::ToolDoc {
         name: tool.name.clone(),
-        connector: connector.label.clone(),
+        connector: connector.label.as_str().into(),
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
         destructive: tool.destructive,

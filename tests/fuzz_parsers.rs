@@ -787,7 +787,7 @@ fn fuzz_dispatcher_on_the_demo_surface() {
     let mut names: Vec<String> = tenant
         .catalog
         .tools()
-        .map(|(_, t)| t.name.clone())
+        .map(|(_, t)| t.name.to_string())
         .collect();
     let mut props: Vec<String> = tenant
         .catalog
@@ -1153,7 +1153,10 @@ fn query(names: Vec<String>) -> impl Strategy<Value = String> {
 #[test]
 #[ignore = "fuzzing: cargo test --release --test fuzz_parsers -- --ignored"]
 fn fuzz_rank_v2_analyze() {
-    let names: Vec<String> = eval_catalog().into_iter().map(|t| t.name).collect();
+    let names: Vec<String> = eval_catalog()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
     fuzz("rank::v2::analyze", query(names), |q| {
         let analysis = v2::analyze(&q);
         // Every analysed token is a token of the query, and `distinct` keeps one per term.
@@ -1188,7 +1191,7 @@ struct Search {
 #[ignore = "fuzzing: cargo test --release --test fuzz_parsers -- --ignored"]
 fn fuzz_rank_v2_search() {
     let catalog = eval_catalog();
-    let names: Vec<String> = catalog.iter().map(|t| t.name.clone()).collect();
+    let names: Vec<String> = catalog.iter().map(|t| t.name.to_string()).collect();
     let directory = v2::Directory::build(catalog.clone());
     let index = Index::build(catalog);
     let strategy = (

@@ -113,7 +113,7 @@ fn stale_foreign_or_damaged_bytes_are_refused_with_a_reason() {
     assert!(Index::from_compiled(&bytes, small.clone()).is_ok());
 
     let mut other_tools = small.clone();
-    other_tools[3].name.push_str("_renamed");
+    other_tools[3].name = format!("{}_renamed", other_tools[3].name).into();
     assert_eq!(
         Index::from_compiled(&bytes, other_tools).err(),
         Some(CompiledError::ToolsDiffer)

@@ -41,7 +41,7 @@ fn ask<'a>(
 }
 
 fn names(r: &floorgate::rank::SearchResponse) -> Vec<&str> {
-    r.results.iter().map(|r| r.name.as_str()).collect()
+    r.results.iter().map(|r| r.name.as_ref()).collect()
 }
 
 #[test]
@@ -97,12 +97,12 @@ fn seed_incident_is_empty_and_explains_itself() {
 #[test]
 fn the_real_cal_com_tool_is_found_when_connected() {
     let mut tools = notion_tools();
-    tools.extend(catalog().into_iter().filter(|t| t.connector == "Cal.com"));
+    tools.extend(catalog().into_iter().filter(|t| &*t.connector == "Cal.com"));
     let directory = Directory::build(catalog());
     let index = Index::build(tools);
     let r = ask(&index, "list_all_cal_com_schedules", Some(&directory));
     assert_eq!(names(&r)[0], "cal_get_all_schedules");
-    assert!(r.results.iter().all(|r| r.connector == "Cal.com"));
+    assert!(r.results.iter().all(|r| &*r.connector == "Cal.com"));
     // The exact name ranks first.
     let r = ask(&index, "cal_get_schedule", Some(&directory));
     assert_eq!(names(&r)[0], "cal_get_schedule");
@@ -128,7 +128,7 @@ fn natural_queries_over_real_tools() {
     let pool: Vec<ToolDoc> = catalog()
         .into_iter()
         .filter(|t| {
-            ["Notion", "Jira", "Slack", "GitHub", "Cal.com"].contains(&t.connector.as_str())
+            ["Notion", "Jira", "Slack", "GitHub", "Cal.com"].contains(&t.connector.as_ref())
         })
         .collect();
     let index = Index::build(pool);
@@ -156,7 +156,7 @@ fn a_product_outside_the_pool_is_named_but_never_its_tools() {
         json.contains("Zendesk"),
         "the hint names the product: {json}"
     );
-    for t in catalog().iter().filter(|t| t.connector == "Zendesk") {
+    for t in catalog().iter().filter(|t| &*t.connector == "Zendesk") {
         assert!(
             !json.contains(&format!("\"{}\"", t.name)),
             "leaked {}",
@@ -170,7 +170,7 @@ fn argument_values_carry_no_mass() {
     let directory = Directory::build(catalog());
     let pool: Vec<ToolDoc> = catalog()
         .into_iter()
-        .filter(|t| t.connector == "Jira")
+        .filter(|t| &*t.connector == "Jira")
         .collect();
     let index = Index::build(pool);
     let r = ask(&index, "get jira issue PROJ-1234", Some(&directory));
@@ -183,7 +183,7 @@ fn argument_values_carry_no_mass() {
     let literal = Index::with_rules(
         catalog()
             .into_iter()
-            .filter(|t| t.connector == "Jira")
+            .filter(|t| &*t.connector == "Jira")
             .collect(),
         Rules::LITERAL,
     );
@@ -278,7 +278,7 @@ fn a_compound_product_word_does_not_meet_its_first_part() {
     let directory = Directory::build(catalog());
     let pool: Vec<ToolDoc> = catalog()
         .into_iter()
-        .filter(|t| ["LinkedIn", "Confluence", "Shopify"].contains(&t.connector.as_str()))
+        .filter(|t| ["LinkedIn", "Confluence", "Shopify"].contains(&t.connector.as_ref()))
         .collect();
     let index = Index::build(pool.clone());
     // `sharepoint` no longer meets `share`, `databricks` no longer meets `data`; the directory
@@ -350,7 +350,7 @@ fn coverage_is_the_mass_of_the_tools_own_matches() {
 fn pool_of(connectors: &[&str]) -> Vec<ToolDoc> {
     catalog()
         .into_iter()
-        .filter(|t| connectors.contains(&t.connector.as_str()))
+        .filter(|t| connectors.contains(&t.connector.as_ref()))
         .collect()
 }
 
@@ -525,8 +525,8 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
     let mut pool = pool_of(&["GitHub", "Notion"]);
     // As the resolver advertises them: the notes' text in the description, their values as data.
     for tool in &mut pool {
-        let (notes, values) = match tool.connector.as_str() {
-            "GitHub" if tool.name == "list_issues" => {
+        let (notes, values) = match tool.connector.as_ref() {
+            "GitHub" if &*tool.name == "list_issues" => {
                 let acme = serde_json::json!("acme");
                 (
                     vec![frozen_field_note("owner", &acme)],
@@ -539,7 +539,7 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
             ),
             _ => continue,
         };
-        tool.description = with_notes(&tool.description, &notes);
+        tool.description = with_notes(&tool.description, &notes).into();
         tool.notes = values;
     }
     pool.push(ToolDoc {
@@ -556,7 +556,7 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
     let r = ask(&index, "sales", None);
     assert!(!r.results.is_empty());
     assert!(
-        r.results.iter().all(|t| t.connector == "Notion"),
+        r.results.iter().all(|t| &*t.connector == "Notion"),
         "{:?}",
         names(&r)
     );
@@ -575,7 +575,7 @@ fn prose_modifiers_carry_no_mass_but_identifiers_keep_them() {
     let r = ask(&index, q, Some(&directory));
     assert_eq!(role_of(&r, "exact"), Role::FunctionWord);
     assert!(
-        r.results.iter().any(|t| t.connector == "Salesforce"),
+        r.results.iter().any(|t| &*t.connector == "Salesforce"),
         "{q}: {:?}",
         names(&r)
     );
@@ -723,7 +723,7 @@ fn details_the_pool_lacks_do_not_hold_the_right_tool_under_the_floor() {
     let r = ask(&shipped, q, Some(&directory));
     assert_eq!(role_of(&r, "semantic"), Role::DetailWord);
     assert!(
-        r.results.iter().all(|t| t.connector == "Snowflake"),
+        r.results.iter().all(|t| &*t.connector == "Snowflake"),
         "{q}: {:?}",
         names(&r)
     );

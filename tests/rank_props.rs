@@ -70,9 +70,9 @@ fn tool() -> impl Strategy<Value = ToolDoc> {
                 _ => n.concat(),
             };
             ToolDoc {
-                name,
-                connector: c.to_owned(),
-                description: d.join(" "),
+                name: name.into(),
+                connector: c.into(),
+                description: d.join(" ").into(),
                 input_schema:
                     serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}})
                         .into(),
@@ -115,7 +115,7 @@ fn run_with(
 }
 
 fn result_names(r: &SearchResponse) -> Vec<String> {
-    r.results.iter().map(|r| r.name.clone()).collect()
+    r.results.iter().map(|r| r.name.to_string()).collect()
 }
 
 /// What orders results before the codepoint tie-break, largest first: with rule
@@ -176,7 +176,7 @@ proptest! {
     ) {
         // Identical tools but for their names: every match is a tie on score and coverage.
         let mk = |n: &String| ToolDoc {
-            name: format!("{n}_sync"),
+            name: format!("{n}_sync").into(),
             connector: "Jira".into(),
             description: "sync the issue".into(),
             input_schema: serde_json::json!({}).into(),
@@ -272,7 +272,7 @@ proptest! {
         let alone = Index::build(pool.clone());
         let n = pool.len() as u32;
         let mut mixed = pool;
-        mixed.extend(extra.into_iter().map(|mut d| { d.connector = c.to_owned(); d }));
+        mixed.extend(extra.into_iter().map(|mut d| { d.connector = c.into(); d }));
         let big = Index::build(mixed);
         for dir in [None, Some(&directory)] {
             let a = run_with(&alone, &Subset::all(&alone), &q, limit, dir);
@@ -287,8 +287,8 @@ proptest! {
         let resp = run(&index, &Subset::all(&index), &q, limit);
         prop_assert!(resp.results.len() <= limit);
         for res in &resp.results {
-            prop_assert!(res.coverage >= FLOOR || res.name == q.trim(), "{} {}", res.name, res.coverage);
-            prop_assert!(res.score > 0 || res.name == q.trim());
+            prop_assert!(res.coverage >= FLOOR || &*res.name == q.trim(), "{} {}", res.name, res.coverage);
+            prop_assert!(res.score > 0 || &*res.name == q.trim());
         }
         if resp.results.is_empty() {
             prop_assert!(resp.explanation.is_some());
@@ -296,7 +296,7 @@ proptest! {
         // Ranked: the order key never rises down the list (exact whole-name match aside):
         // the score under the SPEC's order, the specific-first keys before it when shipped.
         for w in resp.results.windows(2) {
-            if w[0].name != q.trim() {
+            if &*w[0].name != q.trim() {
                 prop_assert!(order_key(&w[0]) >= order_key(&w[1]), "{:?}", result_names(&resp));
             }
         }

@@ -26,7 +26,7 @@ fn directory() -> &'static v2::Directory {
 fn pool_of(connectors: &[&str]) -> Vec<ToolDoc> {
     catalog()
         .iter()
-        .filter(|t| connectors.contains(&t.connector.as_str()))
+        .filter(|t| connectors.contains(&t.connector.as_ref()))
         .cloned()
         .collect()
 }
@@ -42,7 +42,7 @@ fn ask(pool: &[ToolDoc], query: &str) -> v2::Answer {
 }
 
 fn names(a: &v2::Answer) -> Vec<&str> {
-    a.results.iter().map(|r| r.name.as_str()).collect()
+    a.results.iter().map(|r| r.name.as_ref()).collect()
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn real_request_shapes_find_their_tool() {
     let pd = pool_of(&["PagerDuty", "Slack", "Notion", "GitHub", "Jira"]);
     let a = ask(&pd, "Tell me about incident 123");
     assert!(!a.results.is_empty());
-    assert!(a.results.iter().all(|r| r.connector == "PagerDuty"));
+    assert!(a.results.iter().all(|r| &*r.connector == "PagerDuty"));
     let tell = &a.explanation.as_ref().unwrap().tokens[0];
     assert_eq!(tell.token, "tell");
     assert_eq!(tell.mass_share, 0.0, "a conversational word owns no mass");
@@ -177,7 +177,7 @@ fn small_catalog() -> &'static Vec<ToolDoc> {
         ];
         catalog()
             .iter()
-            .filter(|t| keep.contains(&t.connector.as_str()))
+            .filter(|t| keep.contains(&t.connector.as_ref()))
             .enumerate()
             .filter(|(i, _)| i % 3 == 0)
             .map(|(_, t)| t.clone())

@@ -142,9 +142,9 @@ fn a_role_that_sees_everything_collapses() {
     let stripe = bob
         .tools()
         .iter()
-        .find(|t| t.connector_id == "stripe")
+        .find(|t| &*t.connector_id == "stripe")
         .unwrap();
-    assert_eq!(stripe.connection_labels, ["Test mode"]);
+    assert_eq!(*stripe.connection_labels, ["Test mode"]);
     assert!(stripe.input_schema["properties"]
         .get("connection")
         .is_none());
@@ -166,7 +166,7 @@ fn two_connections_of_one_connector_make_a_merged_tool() {
     let demo = demo();
     let dana = view(&demo, "dana");
     let search = dana.tool("API-post-search").unwrap();
-    assert_eq!(search.connection_labels, ["Engineering", "Sales"]);
+    assert_eq!(*search.connection_labels, ["Engineering", "Sales"]);
     let schema = &search.input_schema;
     assert_eq!(
         schema["properties"]["connection"]["enum"],
@@ -180,14 +180,14 @@ fn two_connections_of_one_connector_make_a_merged_tool() {
     assert!(schema["properties"].get("Notion-Version").is_none());
     assert!(schema["properties"].get("page_size").is_some());
     assert_eq!(
-        search.description,
+        &*search.description,
         "Search by title\n\nFrozen: Notion-Version = \"2025-09-03\". Frozen: page_size = 10. Set connection to one of: \"Engineering\", \"Sales\"."
     );
     // Each Notion tool is advertised once, not once per account.
     let count = dana
         .tools()
         .iter()
-        .filter(|t| t.name == "API-post-search")
+        .filter(|t| &*t.name == "API-post-search")
         .count();
     assert_eq!(count, 1);
     // The member override freezes GitHub's owner.
@@ -293,10 +293,10 @@ fn the_seed_incidents_member_sees_only_notion() {
     let demo = demo();
     let nora = view(&demo, "nora");
     assert_eq!(nora.tools().len(), 24);
-    assert!(nora.tools().iter().all(|t| t.connector_label == "Notion"));
+    assert!(nora.tools().iter().all(|t| &*t.connector_label == "Notion"));
     // One visible account: no merge, no connection argument, no merged note.
     let tool = nora.tool("API-get-users").unwrap();
-    assert_eq!(tool.connection_labels, ["Engineering"]);
+    assert_eq!(*tool.connection_labels, ["Engineering"]);
     assert!(tool.input_schema["properties"].get("connection").is_none());
     assert!(!tool.description.contains("Set connection"));
     let calendar = error_text(nora.resolve_call("cal_get_all_schedules", &json!({})));
@@ -351,7 +351,7 @@ fn withheld_and_unknown_tools_are_indistinguishable() {
             b.replace(unknown, "NAME"),
             "{withheld} via describe_tool"
         );
-        assert!(dana.tools().iter().all(|t| t.name != withheld));
+        assert!(dana.tools().iter().all(|t| &*t.name != withheld));
         assert!(!names(&dana, 10_000).contains(&withheld.to_owned()));
     }
     assert!(view_policy(&dana, &demo.policy).is_err());

@@ -430,3 +430,27 @@ fn a_damaged_or_foreign_snapshot_is_refused_with_its_reason_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn members_views_share_the_catalogs_text_rather_than_copy_it() {
+    use std::sync::Arc;
+    let tenant = from_snapshot(&docs_with_private_connector()).unwrap();
+    let mut shared = 0;
+    for (member, role) in MEMBERS {
+        let Ok(view) = tenant.view(member, role) else {
+            continue;
+        };
+        for tool in view.view.tools() {
+            let (_, def) = tenant.catalog.tool(&tool.name).unwrap();
+            assert!(Arc::ptr_eq(&tool.name, &def.name), "{}", tool.name);
+            if tool.note_values.is_empty() {
+                // No gateway notes: the catalog's own description, not a copy.
+                assert!(Arc::ptr_eq(&tool.description, &def.description));
+                shared += 1;
+            } else {
+                assert!(tool.description.starts_with(def.description.trim_end()));
+            }
+        }
+    }
+    assert!(shared > 100, "{shared}");
+}

@@ -118,7 +118,7 @@ impl Catalog {
                     connector: ci,
                     tool: ti,
                 };
-                if tools.insert(tool.name.clone(), at).is_some() {
+                if tools.insert(tool.name.to_string(), at).is_some() {
                     return Err(Corrupt("a tool name appears twice").into());
                 }
             }
@@ -242,8 +242,8 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
     let mut tools = Vec::with_capacity(n);
     for _ in 0..n {
         tools.push(ToolDef {
-            name: r.str()?.to_owned(),
-            description: r.str()?.to_owned(),
+            name: r.str()?.into(),
+            description: r.str()?.into(),
             input_schema: LazyJson::from_text(r.str()?),
             annotations: LazyJson::from_text(r.str()?),
             destructive: r.bool()?,

@@ -69,8 +69,9 @@ impl Operation {
 /// A tool as declared by a connector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolDef {
-    pub name: String,
-    pub description: String,
+    /// Name and description are shared by every view, listing and index built from the tool.
+    pub name: Arc<str>,
+    pub description: Arc<str>,
     /// A JSON Schema object with `"type": "object"`, shared (not copied) by the member views,
     /// listings and search indexes built from it.
     pub input_schema: LazyJson,
@@ -108,7 +109,7 @@ pub struct Connector {
 
 impl Connector {
     pub fn tool(&self, name: &str) -> Option<&ToolDef> {
-        self.tools.iter().find(|t| t.name == name)
+        self.tools.iter().find(|t| &*t.name == name)
     }
 }
 
@@ -300,7 +301,7 @@ fn parse_tools(
         let Some(tool) = parse_tool(item, &at, source, problems) else {
             continue;
         };
-        if let Some(first) = first_seen.get(&tool.name) {
+        if let Some(first) = first_seen.get(&*tool.name) {
             problems.push(
                 &at.field("name"),
                 format!(
@@ -311,7 +312,7 @@ fn parse_tools(
             );
             continue;
         }
-        first_seen.insert(tool.name.clone(), i);
+        first_seen.insert(tool.name.to_string(), i);
         tools.push(tool);
     }
     tools
@@ -386,8 +387,8 @@ fn parse_tool(
         )?),
     };
     Some(ToolDef {
-        name: name?.to_owned(),
-        description: description?.to_owned(),
+        name: name?.into(),
+        description: description?.into(),
         input_schema: LazyJson::from_value(input_schema?.clone()),
         destructive: destroys(annotations.as_ref()?),
         annotations: LazyJson::from_value(Value::Object(annotations?)),

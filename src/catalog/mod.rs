@@ -405,7 +405,7 @@ impl Catalog {
         let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
         for (ci, (connector, at)) in connectors.iter().enumerate() {
             for (ti, tool) in connector.tools.iter().enumerate() {
-                if let Some(existing) = tools.get(&tool.name) {
+                if let Some(existing) = tools.get(&*tool.name) {
                     let owner = &connectors[existing.connector].0.id;
                     let message = format!(
                         "tool {} of connector {} is also defined by connector {} (tool names must be unique within a tenant)",
@@ -424,7 +424,7 @@ impl Catalog {
                     continue;
                 }
                 tools.insert(
-                    tool.name.clone(),
+                    tool.name.to_string(),
                     ToolRef {
                         connector: ci,
                         tool: ti,

@@ -308,7 +308,7 @@ pub fn describe_tool(view: &MemberView, name: &str) -> Result<Value, CallError> 
         })?;
     let mut out = serde_json::to_value(&definition).unwrap_or(Value::Null);
     if let Some(tool) = view.tool(name) {
-        out["connector"] = Value::String(tool.connector_label.clone());
+        out["connector"] = Value::String(tool.connector_label.to_string());
         out["connections"] = json!(tool.connection_labels);
     }
     Ok(out)

@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::analyze::{
     analyze, is_function_word, stem, Role, DESTRUCTIVE_VERBS, READ_VERBS, WRITE_VERBS,
@@ -29,10 +30,11 @@ const OBJECT_ANCHOR: u8 = 2;
 /// A tool as the ranker sees it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolDoc {
-    pub name: String,
+    /// Name, label and description are shared with the catalog (a reference count, not a copy).
+    pub name: Arc<str>,
     /// The connector label (`Cal.com`, `Google Drive`).
-    pub connector: String,
-    pub description: String,
+    pub connector: Arc<str>,
+    pub description: Arc<str>,
     /// Shared with the catalog and the listing: one copy per tool however many hold it.
     #[serde(rename = "inputSchema", default = "empty_schema")]
     pub input_schema: crate::lazy_json::LazyJson,
@@ -352,9 +354,9 @@ impl Index {
             // Compounds only where prose spells product names (label, description), so
             // they never feed name-prefix matches.
             let once = std::iter::once;
-            let name = field(&mut ix, &mut once(doc.name.as_str()), &[], false);
-            let label = field(&mut ix, &mut once(doc.connector.as_str()), &[], true);
-            let desc = field(&mut ix, &mut once(doc.description.as_str()), &stop, true);
+            let name = field(&mut ix, &mut once(doc.name.as_ref()), &[], false);
+            let label = field(&mut ix, &mut once(doc.connector.as_ref()), &[], true);
+            let desc = field(&mut ix, &mut once(doc.description.as_ref()), &stop, true);
             let param = if rules.parameter_names {
                 field(
                     &mut ix,
@@ -394,16 +396,17 @@ impl Index {
                 param,
             });
             let next = connector_ids.len() as u32;
-            let c = *connector_ids.entry(doc.connector.clone()).or_insert(next);
+            let c = *connector_ids
+                .entry(doc.connector.to_string())
+                .or_insert(next);
             if c == next {
-                ix.connectors
-                    .push((doc.connector.clone(), label_words(&doc.connector, &rules)));
+                ix.connectors.push((
+                    doc.connector.to_string(),
+                    label_words(&doc.connector, &rules),
+                ));
             }
             ix.doc_connector.push(c);
-            ix.by_name
-                .entry(doc.name.as_str().into())
-                .or_default()
-                .push(id);
+            ix.by_name.entry((&*doc.name).into()).or_default().push(id);
         }
         let mut names: Vec<TermId> = (0..ix.text.len() as TermId)
             .filter(|&t| !ix.postings[t as usize].name.is_empty())
@@ -1185,7 +1188,7 @@ impl Index {
                         .map(|q| (q.token.clone(), fm.iter().any(|m| m.token == q.token)))
                         .partition(|(_, hit)| *hit);
                     Rejected {
-                        name: self.doc(c.id).name.clone(),
+                        name: self.doc(c.id).name.to_string(),
                         score: c.score,
                         coverage: c.coverage,
                         covered: covered.into_iter().map(|x| x.0).collect(),

@@ -28,6 +28,8 @@ pub use explain::{Explanation, FieldMatch, OrderExplain, ProductHint, Rejected, 
 pub use index::{Index, Subset, ToolDoc};
 pub use synonyms::SYNONYMS;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// An exact match of a query token with a token of the tool's name.
@@ -283,9 +285,9 @@ impl<'a> SearchRequest<'a> {
 /// One returned tool: everything needed to call it in one hop.
 #[derive(Clone, Debug, Serialize)]
 pub struct SearchResult {
-    pub name: String,
-    pub connector: String,
-    pub description: String,
+    pub name: Arc<str>,
+    pub connector: Arc<str>,
+    pub description: Arc<str>,
     #[serde(rename = "inputSchema")]
     pub input_schema: crate::lazy_json::LazyJson,
     pub score: u32,

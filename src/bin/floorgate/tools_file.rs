@@ -64,9 +64,9 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     Ok(ToolDoc {
-        name,
-        connector,
-        description,
+        name: name.into(),
+        connector: connector.into(),
+        description: description.into(),
         input_schema: input_schema.into(),
         destructive,
         notes: Vec::new(),

@@ -236,7 +236,7 @@ impl Index {
                 }
             }
             let next = label_ids.len() as u32;
-            let c = *label_ids.entry(doc.connector.as_str()).or_insert(next);
+            let c = *label_ids.entry(&*doc.connector).or_insert(next);
             if c == next {
                 self.labels.push(Label::new(&doc.connector));
             }

@@ -22,6 +22,8 @@ pub mod query;
 pub mod stages;
 pub mod text;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 pub use index::{DocId, Index};
@@ -220,9 +222,10 @@ pub struct TermMatch {
 pub struct Hit {
     #[serde(skip)]
     pub id: DocId,
-    pub name: String,
-    pub connector: String,
-    pub description: String,
+    /// Shared with the catalog, not copied.
+    pub name: Arc<str>,
+    pub connector: Arc<str>,
+    pub description: Arc<str>,
     /// The full schema: one hop to call the tool.
     #[serde(rename = "inputSchema")]
     pub input_schema: crate::lazy_json::LazyJson,
@@ -567,7 +570,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                             (c, m)
                         });
                     Rejected {
-                        name: index.doc(s.id).name.clone(),
+                        name: index.doc(s.id).name.to_string(),
                         coverage: s.coverage,
                         gate,
                         covered,

@@ -31,7 +31,7 @@ pub fn ask_v1<'a>(ours: &'a Ours, query: &'a str) -> impl Fn(&[u32]) -> Asked + 
             results: r
                 .results
                 .into_iter()
-                .map(|x| (x.connector, x.name, x.coverage))
+                .map(|x| (x.connector.to_string(), x.name.to_string(), x.coverage))
                 .collect(),
             tokens: e.as_ref().map_or_else(String::new, |e| {
                 line(&e.tokens, |t| {
@@ -65,7 +65,7 @@ pub fn ask_v2<'a>(v2: &'a V2, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
             results: r
                 .results
                 .into_iter()
-                .map(|x| (x.connector, x.name, x.coverage))
+                .map(|x| (x.connector.to_string(), x.name.to_string(), x.coverage))
                 .collect(),
             tokens: e.as_ref().map_or_else(String::new, |e| {
                 line(&e.tokens, |t| {

@@ -75,7 +75,7 @@ impl Catalog {
         let mut by_connector: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         for (i, d) in docs.iter().enumerate() {
             by_connector
-                .entry(d.connector.clone())
+                .entry(d.connector.to_string())
                 .or_default()
                 .push(i as u32);
         }
@@ -101,7 +101,7 @@ impl Catalog {
         let fam = family(&q.connector);
         let gone = |i: &u32| {
             let d = &self.docs[*i as usize];
-            names.contains(&d.name) && fam.contains(&d.connector)
+            names.iter().any(|n| **n == *d.name) && fam.iter().any(|f| **f == *d.connector)
         };
         Some(self.ids(present).into_iter().filter(|i| !gone(i)).collect())
     }
@@ -173,7 +173,7 @@ pub fn load_labels(path: &str, queries: &mut [EvalQuery], cat: &Catalog) -> Resu
             let known = cat
                 .docs
                 .iter()
-                .any(|d| &d.name == t && fam.contains(&d.connector));
+                .any(|d| *d.name == **t && fam.iter().any(|f| **f == *d.connector));
             if !known {
                 return Err(at(format!(
                     "no tool `{t}` in the catalog under {connector}"

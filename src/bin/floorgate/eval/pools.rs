@@ -84,7 +84,7 @@ pub fn guessed_names(cat: &Catalog, per_connector: usize, rng: &mut Rng) -> Vec<
                 set: "guessed",
                 query,
                 connector: connector.clone(),
-                tools: Some(vec![doc.name.clone()]),
+                tools: Some(vec![doc.name.to_string()]),
                 unanswerable: false,
                 unknown_names: 0,
                 no_platform: !names_product,

@@ -71,7 +71,7 @@ impl Ranker for Ours {
             .search(&req, &sub)
             .results
             .into_iter()
-            .map(|r| (r.name, r.connector))
+            .map(|r| (r.name.to_string(), r.connector.to_string()))
             .collect()
     }
 }
@@ -122,7 +122,7 @@ impl Ranker for V2 {
         v2::search(&self.index, &visible, &req)
             .results
             .into_iter()
-            .map(|r| (r.name, r.connector))
+            .map(|r| (r.name.to_string(), r.connector.to_string()))
             .collect()
     }
 }

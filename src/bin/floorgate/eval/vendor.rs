@@ -55,7 +55,7 @@ pub fn load(path: &str, cat: &Catalog) -> Result<Vec<EvalQuery>, String> {
             .filter(|n| {
                 !cat.docs
                     .iter()
-                    .any(|d| &d.name == *n && fam.contains(&d.connector))
+                    .any(|d| *d.name == **n && fam.iter().any(|f| **f == *d.connector))
             })
             .count();
         out.push(EvalQuery {
