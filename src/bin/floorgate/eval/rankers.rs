@@ -148,7 +148,7 @@ impl Ranker for Bm25<'_> {
         let ix = floorgate::rank::bm25::Bm25Index::build(&docs).expect("tantivy index");
         ix.search(query, 5)
             .into_iter()
-            .map(|i| (docs[i].name.clone(), docs[i].connector.clone()))
+            .map(|i| (docs[i].name.to_string(), docs[i].connector.to_string()))
             .collect()
     }
 }
