@@ -17,6 +17,7 @@ build:
 lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features bm25-baseline -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 
 unit:
