@@ -112,6 +112,31 @@ fn a_request_for_a_product_not_connected_is_empty() {
     );
 }
 
+/// Rule `request_frame`: `show me` asks for something back; a pool where some tool's name
+/// says `show` (Spotify's shows) must not make `show` outweigh what is asked for.
+#[test]
+fn a_request_frame_carries_no_mass_even_where_a_tool_name_has_it() {
+    let pool = pool_of(&["PagerDuty", "Spotify", "SonarQube"]);
+    let a = ask(&pool, "Show me my teams");
+    assert_eq!(names(&a).first(), Some(&"list_teams"), "{:?}", names(&a));
+    let show = a
+        .explanation
+        .unwrap()
+        .tokens
+        .into_iter()
+        .find(|t| t.token == "show")
+        .unwrap();
+    assert_eq!((show.role, show.mass_share), (Role::Phrasing, 0.0));
+    let index = Index::build(pool.clone());
+    let without = Request {
+        directory: Some(directory()),
+        rules: v2::Rules::SHIPPED.without(v2::Rule::RequestFrame),
+        ..Request::new("Show me my teams")
+    };
+    let before = v2::search(&index, &Visible::all(&index), &without);
+    assert_ne!(names(&before).first(), Some(&"list_teams"));
+}
+
 /// Rule `product_slot` (measured, not shipped): an unknown word after a request-final `in`
 /// names a product no directory row has; a named value does not.
 #[test]

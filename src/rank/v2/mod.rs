@@ -60,6 +60,7 @@ pub enum Rule {
     CoverageFirst,
     NameFocus,
     ProductSlot,
+    RequestFrame,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -79,6 +80,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::CoverageFirst, "coverage_first", "then the share of the mass met in the name or label: the tool named for all of what was asked before one that mentions it at length"),
     (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
     (Rule::ProductSlot, "product_slot", "(not shipped) words nothing knows after a request-final in/on/from name a product no directory row has"),
+    (Rule::RequestFrame, "request_frame", "a common verb right before `me` or `us` frames the request (`show me`) and carries no mass, whatever tool names the pool has"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -374,6 +376,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     for t in &mut tokens {
         if !rules.has(Rule::ValuesNoMass) && t.kind == Kind::Value
             || !rules.has(Rule::StopWords) && t.kind == Kind::StopWord
+            || !rules.has(Rule::RequestFrame) && t.kind == Kind::Frame
         {
             t.kind = Kind::Word;
         }
@@ -522,6 +525,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                             let role = match t.kind {
                                 Kind::Value => Role::Value,
                                 Kind::Marker => Role::Marker,
+                                Kind::Frame => Role::Phrasing,
                                 _ => Role::StopWord,
                             };
                             (role, df, stages::idf(visible.len(), df as usize), 0.0)

@@ -7,7 +7,7 @@
 //! (what follows the first preposition or clause word: mostly how to call the tool).
 //! It needs nothing but the text: what the pool and the directory know is the mass stage's job.
 
-use super::text::{is_stop_word, stem};
+use super::text::{is_common_word, is_stop_word, stem};
 use crate::tokenize::for_each_token;
 use serde::Serialize;
 
@@ -15,6 +15,10 @@ use serde::Serialize;
 /// Closed-class English: verbs of naming.
 /// Only participles: `name` or `title` alone is as often the field a request asks about.
 pub const NAMING_MARKERS: &[&str] = &["called", "labeled", "labelled", "named", "titled"];
+
+/// The object pronouns of the one asking (closed class): a common verb right before one of them
+/// frames a request (`show me`, `give us`, `tell me`) rather than naming what a tool does.
+pub const REQUESTER_PRONOUNS: &[&str] = &["me", "us"];
 
 /// English prepositions and subordinating words: a closed word class (any grammar lists it),
 /// where a request's head ends.
@@ -40,6 +44,8 @@ pub enum Kind {
     Value,
     /// A naming verb (`named`, `titled`): it introduces a value.
     Marker,
+    /// A common English verb framing a request to the one asking (`show` of `show me`).
+    Frame,
 }
 
 /// One token of the query.
@@ -124,7 +130,24 @@ pub fn analyze(query: &str) -> Analysis {
         }
         after_marker |= marker;
     }
+    mark_frames(&mut tokens);
     Analysis { tokens, prose }
+}
+
+/// A common word right before a requester pronoun frames the request (`show me my teams`): it
+/// says the asker wants something back, not which tool gives it. Only common words (Stopwords
+/// ISO): `email me the report` still asks for e-mail.
+fn mark_frames(tokens: &mut [QueryToken]) {
+    for i in 1..tokens.len() {
+        let (before, after) = tokens.split_at_mut(i);
+        let verb = &mut before[i - 1];
+        if verb.kind == Kind::Word
+            && REQUESTER_PRONOUNS.contains(&after[0].text.as_str())
+            && is_common_word(&verb.text)
+        {
+            verb.kind = Kind::Frame;
+        }
+    }
 }
 
 /// Whitespace-separated words; text between matching quotes of either kind (`"`, `` ` ``,
@@ -203,6 +226,19 @@ mod tests {
             .find(|(t, _, _)| t == token)
             .unwrap_or_else(|| panic!("{token} not in {q}"))
             .1
+    }
+
+    #[test]
+    fn a_common_verb_before_me_or_us_frames_the_request() {
+        assert_eq!(kind_of("Show me my teams", "show"), Kind::Frame);
+        assert_eq!(
+            kind_of("can you give us the open incidents", "give"),
+            Kind::Frame
+        );
+        // Not before a requester pronoun, or not a common word: a capability may be asked for.
+        assert_eq!(kind_of("show all open incidents", "show"), Kind::Word);
+        assert_eq!(kind_of("email me the weekly report", "email"), Kind::Word);
+        assert_eq!(kind_of("show them the dashboard", "show"), Kind::Word);
     }
 
     #[test]

@@ -179,6 +179,7 @@ impl Role {
             Kind::StopWord => Some(Role::StopWord),
             Kind::Value => Some(Role::Value),
             Kind::Marker => Some(Role::Marker),
+            Kind::Frame => Some(Role::Phrasing),
             Kind::Word => None,
         }
     }
@@ -477,7 +478,7 @@ mod tests {
         let index = pool();
         let all = Visible::all(&index);
         let dir = Directory::build(vec![tool("create_incident", "PagerDuty", "")]);
-        let a = analyze("tell me about zorblax incidents");
+        let a = analyze("tell about zorblax incidents");
         let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
         let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
         let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
