@@ -7,7 +7,7 @@ use floorgate::account_link::{
     check_key, connected_page, link_hash, paste_page, refused_page, KeyProblem, Link, LinkError,
     LinkKey, PastePage, LINK_TTL_MS, MAX_KEY_BYTES,
 };
-use floorgate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_EXPIRED};
+use floorgate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_EXPIRED, STATUS_NEEDS_RECONNECT};
 use floorgate::admin::{self, AdminError, Plan, Route};
 use floorgate::binding::{is_reserved, vault_version_of};
 use floorgate::catalog::{Catalog, Directory, OriginRules};
@@ -493,4 +493,69 @@ fn the_vault_master_keys_are_the_gateways_own_never_a_credential() {
         assert_eq!(vault_version_of(not), None, "{not}");
     }
     assert!(is_reserved("VAULT_MASTER_KEY") && is_reserved("Vault_Master_Key_V3"));
+}
+
+// --- an upstream 401 to a stored account's access token -----------------------------------
+
+#[test]
+fn an_upstream_401_to_an_access_token_refreshes_once_then_marks_the_account() {
+    use credential::{after_upstream, AfterUpstream, Sent};
+    let token = Sent::AccessToken { refreshable: true };
+    let mark = AfterUpstream::MarkAccount {
+        status: STATUS_NEEDS_RECONNECT,
+    };
+    // First 401: one forced refresh and one retry.
+    assert_eq!(
+        after_upstream(Some(401), token, false),
+        AfterUpstream::RefreshAndRetry
+    );
+    // The retry refused too: the account needs a reconnect; no second refresh.
+    assert_eq!(after_upstream(Some(401), token, true), mark);
+    // Nothing to refresh with: marked at once.
+    let bare = Sent::AccessToken { refreshable: false };
+    assert_eq!(after_upstream(Some(401), bare, false), mark);
+    // Any other answer, or none, is the caller's as it is.
+    for status in [Some(200), Some(403), Some(404), Some(500), None] {
+        assert_eq!(after_upstream(status, token, false), AfterUpstream::Answer);
+        assert_eq!(after_upstream(status, token, true), AfterUpstream::Answer);
+    }
+    // A pasted key or a Worker secret refused: the API's answer, passed on, nothing marked.
+    assert_eq!(
+        after_upstream(Some(401), Sent::Other, false),
+        AfterUpstream::Answer
+    );
+    assert_eq!(
+        after_upstream(Some(401), Sent::Other, true),
+        AfterUpstream::Answer
+    );
+}
+
+#[test]
+fn the_reconnect_error_after_a_refused_token_names_how_to_reconnect_and_nothing_else() {
+    let said = credential::unusable("mine", STATUS_NEEDS_RECONNECT, true).to_string();
+    assert!(
+        said.contains(ControlOpKind::ConnectAccount.name()),
+        "{said}"
+    );
+    assert!(
+        said.contains("\"mine\"") && said.contains(STATUS_NEEDS_RECONNECT),
+        "{said}"
+    );
+    // The same words as a row already marked (`choose`), so the model sees one message.
+    let marked = StoredAccount {
+        sealed: "fgv1.1.secret-value".into(),
+        status: STATUS_NEEDS_RECONNECT.into(),
+    };
+    let t = tenant();
+    let personal = t.catalog.connection("linear-me").unwrap();
+    let chosen = credential::choose(personal, "ada", Some(&marked))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        chosen,
+        credential::unusable("linear-me", STATUS_NEEDS_RECONNECT, true).to_string()
+    );
+    assert!(!chosen.contains("secret-value"));
+    let shared = credential::unusable("team", STATUS_NEEDS_RECONNECT, false).to_string();
+    assert!(shared.contains("tenant administrator"), "{shared}");
 }

@@ -292,7 +292,7 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
         env,
         &state.tenant,
         &state.connection,
-        &state.member,
+        Some(&state.member),
         &tokens,
     ) {
         Ok(sealed) => sealed,
@@ -337,7 +337,7 @@ fn seal(
     env: &Env,
     tenant: &str,
     connection: &str,
-    member: &str,
+    member: Option<&str>,
     tokens: &Tokens,
 ) -> std::result::Result<String, String> {
     let vault = super::accounts::vault(env).map_err(|problem| {
@@ -350,7 +350,7 @@ fn seal(
     let owner = Owner {
         tenant,
         connection,
-        member: Some(member),
+        member,
     };
     Ok(vault.seal(owner, &tokens.to_sealable(), nonce))
 }
@@ -359,14 +359,14 @@ fn open(
     env: &Env,
     tenant: &str,
     connection: &str,
-    member: &str,
+    member: Option<&str>,
     sealed: &str,
 ) -> std::result::Result<Option<Tokens>, String> {
     let vault = super::accounts::vault(env).map_err(|e| e.to_string())?;
     let owner = Owner {
         tenant,
         connection,
-        member: Some(member),
+        member,
     };
     let plain = vault.open(owner, sealed).map_err(|e| e.to_string())?;
     Tokens::from_opened(&plain).map_err(|e| e.to_string())
@@ -374,44 +374,88 @@ fn open(
 
 // --- at call time: the refresh -----------------------------------------------------------
 
-/// The access token of `member`'s account, refreshed first when it is (nearly) expired. One
-/// refresh at a time per account: the call holding the roster's lease refreshes; the others
-/// wait for the row to change and use what it stored. The error is the call's tool result.
-/// The tool error for a personal account that exists but cannot be used (expired, needs
-/// re-connect): it tells the model to connect again.
-fn unusable_account(connection: &str, status: &str) -> CallToolResult {
-    CallToolResult::error(
-        Missing::Unusable {
-            connection: connection.to_owned(),
-            status: status.to_owned(),
-            personal: true,
-        }
-        .to_string(),
-    )
+/// One stored account holding OAuth tokens: a member's own (`member: Some`) or the shared one.
+#[derive(Debug, Clone, Copy)]
+pub struct Account<'a> {
+    pub tenant: &'a str,
+    pub connection: &'a str,
+    pub member: Option<&'a str>,
 }
 
+impl Account<'_> {
+    /// The roster's member column.
+    fn column(&self) -> &str {
+        self.member.unwrap_or(crate::accounts::SHARED)
+    }
+
+    /// Who it is in a log line.
+    fn who(&self) -> &str {
+        self.member.unwrap_or("(shared)")
+    }
+
+    fn log(&self, event: &str, detail: &str) {
+        log(event, self.tenant, self.who(), self.connection, detail);
+    }
+
+    /// The tool error for an account that exists but cannot be used (expired, refused): it
+    /// says how to connect again.
+    fn unusable(&self, status: &str) -> CallToolResult {
+        CallToolResult::error(
+            crate::credential::unusable(self.connection, status, self.member.is_some()).to_string(),
+        )
+    }
+
+    fn not_connected(&self) -> CallToolResult {
+        match self.member {
+            Some(_) => CallToolResult::error(
+                Missing::NotConnected {
+                    connection: self.connection.to_owned(),
+                }
+                .to_string(),
+            ),
+            None => CallToolResult::error(format!(
+                "the shared account of connection {:?} was removed meanwhile; call the tool again",
+                self.connection
+            )),
+        }
+    }
+}
+
+/// An access token to send, with the sealed value it came from (what a refused call marks).
+pub struct Access {
+    pub token: String,
+    pub sealed: String,
+    /// A refresh token is held: an upstream 401 may be answered with one forced refresh.
+    pub refreshable: bool,
+}
+
+impl Access {
+    fn of(sealed: String, tokens: Tokens) -> Access {
+        Access {
+            refreshable: tokens.refresh_token.is_some(),
+            token: tokens.access_token,
+            sealed,
+        }
+    }
+}
+
+/// The access token of an account, refreshed first when it is (nearly) expired, or in any case
+/// when `force` (the upstream refused the token `sealed` holds). One refresh at a time per
+/// account: the call holding the roster's lease refreshes; the others wait for the row to change
+/// and use what it stored. The error is the call's tool result.
 #[allow(clippy::too_many_arguments)]
 pub async fn access_token(
     env: &Env,
     config_loopback: bool,
     timeout_ms: u64,
-    identity: &Identity,
-    connection: &str,
+    account: Account<'_>,
     client: &Arc<OAuthClient>,
     mut sealed: String,
     mut tokens: Tokens,
     now: i64,
-) -> std::result::Result<String, CallToolResult> {
-    let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
-    let unusable = |status: &str| unusable_account(connection, status);
-    let not_connected = || {
-        CallToolResult::error(
-            Missing::NotConnected {
-                connection: connection.to_owned(),
-            }
-            .to_string(),
-        )
-    };
+    mut force: bool,
+) -> std::result::Result<Access, CallToolResult> {
+    let tenant = account.tenant;
     let unreachable =
         || CallToolResult::error("the gateway could not reach the tenant's roster; try again");
     let mut random = [0u8; 16];
@@ -424,22 +468,23 @@ pub async fn access_token(
     // A row that changed under us: use it if it is still connected.
     let take = |row: StoredAccount| -> std::result::Result<(String, Tokens), CallToolResult> {
         if row.status != STATUS_CONNECTED {
-            return Err(unusable(&row.status));
+            return Err(account.unusable(&row.status));
         }
-        match open(env, tenant, connection, member, &row.sealed) {
+        match open(env, tenant, account.connection, account.member, &row.sealed) {
             Ok(Some(tokens)) => Ok((row.sealed, tokens)),
             Ok(None) | Err(_) => Err(CallToolResult::error(format!(
-                "the stored account of connection {connection:?} cannot be opened; connect it again (connect_account)"
+                "the stored account of connection {:?} cannot be opened; connect it again (connect_account)",
+                account.connection
             ))),
         }
     };
     for _ in 0..MAX_WAITS {
-        if freshness(&tokens, now) == Freshness::Fresh {
-            return Ok(tokens.access_token);
+        if !force && freshness(&tokens, now) == Freshness::Fresh {
+            return Ok(Access::of(sealed, tokens));
         }
         let lease = Command::LeaseRefresh {
-            connection: connection.to_owned(),
-            member: member.to_owned(),
+            connection: account.connection.to_owned(),
+            member: account.column().to_owned(),
             sealed: sealed.clone(),
             holder: holder.clone(),
             now,
@@ -456,8 +501,7 @@ pub async fn access_token(
                     env,
                     config_loopback,
                     timeout_ms,
-                    identity,
-                    connection,
+                    account,
                     client,
                     &holder,
                     &tokens,
@@ -465,21 +509,27 @@ pub async fn access_token(
                 )
                 .await;
             }
-            LeaseReply::Changed { account } => (sealed, tokens) = take(account)?,
-            LeaseReply::Gone => return Err(not_connected()),
+            // Another call refreshed (or reconnected) meanwhile: what it stored is new, so a
+            // forced refresh is done.
+            LeaseReply::Changed { account: row } => {
+                (sealed, tokens) = take(row)?;
+                force = false;
+            }
+            LeaseReply::Gone => return Err(account.not_connected()),
             LeaseReply::Busy => {
                 Delay::from(Duration::from_millis(WAIT_STEP_MS)).await;
                 let read = Command::ReadAccount {
-                    connection: connection.to_owned(),
-                    member: Some(member.to_owned()),
+                    connection: account.connection.to_owned(),
+                    member: account.member.map(str::to_owned),
                 };
                 match roster(env, tenant, &read).await {
-                    Ok(Ok(Value::Null)) => return Err(not_connected()),
+                    Ok(Ok(Value::Null)) => return Err(account.not_connected()),
                     Ok(Ok(row)) => {
                         let row: StoredAccount =
                             serde_json::from_value(row).map_err(|_| unreachable())?;
                         if row.sealed != sealed || row.status != STATUS_CONNECTED {
                             (sealed, tokens) = take(row)?;
+                            force = false;
                         }
                     }
                     _ => return Err(unreachable()),
@@ -498,34 +548,26 @@ async fn refresh_holding(
     env: &Env,
     allow_loopback: bool,
     timeout_ms: u64,
-    identity: &Identity,
-    connection: &str,
+    account: Account<'_>,
     client: &OAuthClient,
     holder: &str,
     tokens: &Tokens,
     now: i64,
-) -> std::result::Result<String, CallToolResult> {
-    let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
+) -> std::result::Result<Access, CallToolResult> {
+    let tenant = account.tenant;
     let finish = |sealed: Option<String>, status: Option<&str>| Command::FinishRefresh {
-        connection: connection.to_owned(),
-        member: member.to_owned(),
+        connection: account.connection.to_owned(),
+        member: account.column().to_owned(),
         holder: holder.to_owned(),
         sealed,
         status: status.map(str::to_owned),
         now,
     };
-    let unusable = |status: &str| unusable_account(connection, status);
     let Some(refresh_token) = tokens.refresh_token.as_deref() else {
-        // Expired with nothing to refresh it with.
+        // Expired (or refused) with nothing to refresh it with.
         let _ = roster(env, tenant, &finish(None, Some(STATUS_EXPIRED))).await;
-        log(
-            "account_expired",
-            tenant,
-            member,
-            connection,
-            "no refresh token",
-        );
-        return Err(unusable(STATUS_EXPIRED));
+        account.log("account_expired", "no refresh token");
+        return Err(account.unusable(STATUS_EXPIRED));
     };
     let release = || finish(None, None);
     let prepared = client_credentials(env, tenant, client).and_then(|credentials| {
@@ -546,17 +588,17 @@ async fn refresh_holding(
     };
     match answer {
         Ok(fresh) => {
-            let sealed = match seal(env, tenant, connection, member, &fresh) {
+            let sealed = match seal(env, tenant, account.connection, account.member, &fresh) {
                 Ok(sealed) => sealed,
                 Err(problem) => {
                     let _ = roster(env, tenant, &release()).await;
                     return Err(CallToolResult::error(problem));
                 }
             };
-            match roster(env, tenant, &finish(Some(sealed), None)).await {
+            match roster(env, tenant, &finish(Some(sealed.clone()), None)).await {
                 Ok(Ok(reply)) if reply["stored"] == Value::Bool(true) => {
-                    log("account_refreshed", tenant, member, connection, "access token refreshed");
-                    Ok(fresh.access_token)
+                    account.log("account_refreshed", "access token refreshed");
+                    Ok(Access::of(sealed, fresh))
                 }
                 // Disconnected (or taken over) meanwhile: what was refreshed is not ours to use.
                 _ => Err(CallToolResult::error(
@@ -566,29 +608,46 @@ async fn refresh_holding(
         }
         Err(TokenError::InvalidGrant) => {
             let _ = roster(env, tenant, &finish(None, Some(STATUS_NEEDS_RECONNECT))).await;
-            log(
+            account.log(
                 "account_needs_reconnect",
-                tenant,
-                member,
-                connection,
                 "the provider refused the refresh (invalid_grant)",
             );
-            Err(unusable(STATUS_NEEDS_RECONNECT))
+            Err(account.unusable(STATUS_NEEDS_RECONNECT))
         }
         Err(error) => {
             let _ = roster(env, tenant, &release()).await;
-            log(
-                "account_refresh_failed",
-                tenant,
-                member,
-                connection,
-                &error.to_string(),
-            );
+            account.log("account_refresh_failed", &error.to_string());
             Err(CallToolResult::error(format!(
                 "the gateway could not refresh your access at the provider ({error}); try again in a moment"
             )))
         }
     }
+}
+
+/// After the upstream refused a stored account's token and the retry did not help: the row
+/// is marked (only while it still holds what was sent) and the caller gets the reconnect error.
+pub async fn mark_refused(
+    env: &Env,
+    account: Account<'_>,
+    sealed: &str,
+    status: &str,
+    now: i64,
+) -> CallToolResult {
+    let mark = Command::MarkAccount {
+        connection: account.connection.to_owned(),
+        member: account.member.map(str::to_owned),
+        sealed: sealed.to_owned(),
+        status: status.to_owned(),
+        now,
+    };
+    if let Err(error) = roster(env, account.tenant, &mark).await {
+        worker::console_error!("roster command failed: {error}");
+    }
+    account.log(
+        "account_needs_reconnect",
+        "the upstream refused the access token (HTTP 401)",
+    );
+    account.unusable(status)
 }
 
 // --- disconnecting -----------------------------------------------------------------------
@@ -619,7 +678,7 @@ pub async fn disconnect(
             Ok(Ok(row)) => serde_json::from_value::<StoredAccount>(row)
                 .ok()
                 .and_then(|row| {
-                    open(env, tenant, connection, member, &row.sealed)
+                    open(env, tenant, connection, Some(member), &row.sealed)
                         .ok()
                         .flatten()
                 }),

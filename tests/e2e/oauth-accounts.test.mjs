@@ -7,7 +7,9 @@
 // Two members connect through the pages in Debian's headless Chromium (screenshots in
 // $FG_ARTEFACTS/oauth-accounts); each call carries the caller's own access token; an expired
 // token is refreshed exactly once under concurrent calls; consent withdrawn at the provider
-// gives invalid_grant, the connect_account error and needs_reconnect; disconnecting revokes at
+// gives invalid_grant, the connect_account error and needs_reconnect; a token the API refuses
+// (401) is refreshed once and the call sent again once, and a refused refresh or a second 401
+// marks needs_reconnect; disconnecting revokes at
 // the provider (RFC 7009) and deletes the row, also when the revocation fails. Forged, reused,
 // other members' and other tenants' states are refused with nothing stored. At the end every
 // answer, the audit and the server log are searched for every token and the client secret.
@@ -365,6 +367,92 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal((await statusOf("ada")).account_status, "connected");
     const after = await upstreamSeen("ada");
     assert.equal(after.requests[0].headers.authorization, `Bearer ${issuedTo.ada.at(-1).access_token}`);
+  });
+
+  test("the API refuses a token before it expires (401): one forced refresh, the call sent again once and answered", async () => {
+    const current = issuedTo.ada.at(-1);
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    assert.notEqual(seen.json.result.isError, true, JSON.stringify(seen.json));
+    const done = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(done.length, 1, `exactly one refresh, saw ${done.length}`);
+    assert.equal(done[0].status, 200);
+    assert.equal(done[0].form.refresh_token, current.refresh_token, "ada's refresh token");
+    issuedTo.ada.push({ ...done[0].answer, refresh_token: done[0].answer.refresh_token ?? current.refresh_token });
+    const fresh = done[0].answer.access_token;
+    assert.deepEqual(seen.requests.map((r) => [r.headers.authorization, r.status]),
+      [[`Bearer ${current.access_token}`, 401], [`Bearer ${fresh}`, 200]], "refused once, then sent once with the refreshed token");
+    assert.equal((await statusOf("ada")).account_status, "connected");
+    // The refreshed token was stored: the next call sends it and asks the provider nothing.
+    const next = await upstreamSeen("ada");
+    assert.equal(next.requests.length, 1);
+    assert.equal(next.requests[0].headers.authorization, `Bearer ${fresh}`);
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
+  });
+
+  test("the API refuses the token and the provider refuses the refresh: needs_reconnect and how to reconnect", async () => {
+    const current = issuedTo.ada.at(-1);
+    provider.withdrawConsent(current.refresh_token);
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    assert.equal(seen.json.result.isError, true, JSON.stringify(seen.json));
+    const said = seen.json.result.content[0].text;
+    assert.match(said, /connect_account/);
+    assert.match(said, /needs_reconnect/);
+    assert.match(said, /"mine"/);
+    assert.ok(!said.includes("invalid_token"), "the API's own answer is not the error");
+    assert.deepEqual(seen.requests.map((r) => r.status), [401], "sent once, not again after the refused refresh");
+    const tried = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(tried.length, 1);
+    assert.equal(tried[0].status, 400);
+    assert.equal((await statusOf("ada")).account_status, "needs_reconnect");
+    // Marked: the next call sends nothing and asks the provider nothing.
+    const again = await upstreamSeen("ada");
+    assert.equal(again.json.result.content[0].text, said, "one message for a marked account");
+    assert.deepEqual(again.requests, []);
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
+  });
+
+  test("the API refuses the refreshed token too: one refresh, one retry, then needs_reconnect", async () => {
+    const reconnected = await connectInBrowser("ada", "ada-reconnected-after-401");
+    assert.match(reconnected.html, /Account connected/);
+    issuedTo.ada.push(provider.tokenRequests("authorization_code").at(-1).answer);
+    const current = issuedTo.ada.at(-1);
+    assert.equal((await statusOf("ada")).account_status, "connected");
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen(() => true);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    const done = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(done.length, 1, `one refresh, saw ${done.length}`);
+    assert.equal(done[0].status, 200);
+    issuedTo.ada.push(done[0].answer);
+    assert.deepEqual(seen.requests.map((r) => [r.headers.authorization, r.status]),
+      [[`Bearer ${current.access_token}`, 401], [`Bearer ${done[0].answer.access_token}`, 401]], "one retry, no more");
+    assert.equal(seen.json.result.isError, true);
+    const said = seen.json.result.content[0].text;
+    assert.match(said, /connect_account/);
+    assert.match(said, /needs_reconnect/);
+    assert.equal((await statusOf("ada")).account_status, "needs_reconnect");
+    const again = await upstreamSeen("ada");
+    assert.deepEqual(again.requests, [], "marked: nothing sent");
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
   });
 
   test("disconnect_account revokes at the provider (RFC 7009) and deletes the row", async () => {
