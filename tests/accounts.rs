@@ -559,3 +559,108 @@ fn the_reconnect_error_after_a_refused_token_names_how_to_reconnect_and_nothing_
     let shared = credential::unusable("team", STATUS_NEEDS_RECONNECT, false).to_string();
     assert!(shared.contains("tenant administrator"), "{shared}");
 }
+
+// --- a tenant admin connects a shared account at the provider -------------------------------
+
+fn oauth_catalog() -> Catalog {
+    let directory = Directory::from_value(&json!({"schema": 1, "connectors": [
+        {"id": "saas", "label": "Saas", "origin": "https://api.saas.example", "auth": {"scheme": "bearer", "oauth": {
+            "authorization_endpoint": "https://auth.saas.example/authorize",
+            "token_endpoint": "https://auth.saas.example/token",
+            "scopes": ["items.read"],
+            "client": "SAAS_OAUTH",
+            "client_auth": "client_secret_basic"
+        }}, "tools": [tool("saas_get")]},
+        {"id": "notion", "label": "Notion", "origin": "https://api.notion.example", "auth": {"scheme": "bearer"}, "tools": [tool("notion_get")]},
+        {"id": "hn", "label": "Hacker News", "origin": "https://hn.example", "auth": {"scheme": "none"}, "tools": [tool("hn_top")]}
+    ]}))
+    .unwrap();
+    Catalog::from_value(
+        &json!({"schema": 1, "tenant": "acme", "connectors": ["saas", "notion", "hn"], "connections": [
+            {"id": "saas-team", "connector": "saas", "label": "Team Saas", "credential": "T_ACME__SAAS"},
+            {"id": "saas-me", "connector": "saas", "label": "My Saas", "account": "personal"},
+            {"id": "notion-team", "connector": "notion", "label": "Team Notion", "credential": "T_ACME__NOTION"},
+            {"id": "hn", "connector": "hn", "label": "Public"}
+        ]}),
+        &directory,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_admin_connects_only_a_shared_connection_whose_connector_declares_oauth() {
+    let catalog = oauth_catalog();
+    let client = admin::shared_oauth_target(&catalog, "saas-team").unwrap();
+    assert_eq!(client.client, "SAAS_OAUTH");
+    let refused = |connection: &str| match admin::shared_oauth_target(&catalog, connection) {
+        Err(error @ AdminError::NotSharedConnection(_)) => {
+            assert_eq!(error.status(), 409);
+            error.to_string()
+        }
+        other => panic!("{connection}: expected a refusal, got {other:?}"),
+    };
+    assert!(refused("saas-me").contains("personal"));
+    let keyed = refused("notion-team");
+    assert!(
+        keyed.contains("OAuth") && keyed.contains("PUT"),
+        "says to set the key instead: {keyed}"
+    );
+    assert!(refused("hn").contains("no credential"));
+    assert!(refused("nope").contains("no connection"));
+}
+
+#[test]
+fn the_shared_connect_route_is_a_post_that_plans_a_link() {
+    let route = admin::route(
+        "POST",
+        "/admin/v1/tenants/acme/connections/saas-team/account/connect",
+    )
+    .unwrap();
+    assert_eq!(
+        route,
+        Route::ConnectSharedAccount {
+            tenant: "acme".into(),
+            connection: "saas-team".into()
+        }
+    );
+    match admin::decide(route, b"", NOW, OriginRules::default()).unwrap() {
+        Plan::ConnectSharedAccount(request) => assert_eq!(
+            request,
+            admin::SharedConnect {
+                tenant: "acme".into(),
+                connection: "saas-team".into(),
+                now: NOW
+            }
+        ),
+        other => panic!("expected a shared connect, got {other:?}"),
+    }
+    assert!(admin::route(
+        "GET",
+        "/admin/v1/tenants/acme/connections/saas-team/account/connect"
+    )
+    .is_err());
+    assert!(admin::route(
+        "POST",
+        "/admin/v1/tenants/acme/connections/Bad!/account/connect"
+    )
+    .is_err());
+}
+
+#[test]
+fn the_shared_member_part_is_no_member_and_its_link_is_its_own() {
+    use floorgate::account_link::SHARED_MEMBER;
+    // No member can be named like it, so a member's link never reads as the shared one.
+    assert!(!floorgate::grant::valid_id(SHARED_MEMBER));
+    let key = key();
+    let token = Link::new("acme", SHARED_MEMBER, "saas-team", NOW)
+        .sign(&key, &[7; 16])
+        .unwrap();
+    let link = Link::verify(&key, &token, NOW).unwrap();
+    assert_eq!(link.member, SHARED_MEMBER);
+    // The member part is under the MAC: a member's link edited into the shared one is invalid.
+    let ada = Link::new("acme", "ada", "saas-team", NOW)
+        .sign(&key, &[7; 16])
+        .unwrap();
+    let edited = ada.replace(".ada.", &format!(".{SHARED_MEMBER}."));
+    assert_eq!(Link::verify(&key, &edited, NOW), Err(LinkError::Invalid));
+}

@@ -336,6 +336,18 @@ async fn check_link(
         Ok(_) => return Ok(Err((410, crate::roster::RosterError::LinkUsed.to_string()))),
         Err(error) => return Ok(Err((500, error.to_string()))),
     }
+    // An admin's link for a shared account: checked against the catalog, not a member's view.
+    if link.member == account_link::SHARED_MEMBER {
+        let target =
+            super::connect_oauth::shared_target(env, config, &link.tenant, &link.connection, now)
+                .await;
+        return Ok(target.map(|target| Checked {
+            connection_label: target.label,
+            connector_label: target.connector_label,
+            oauth: Some(target.client),
+            link,
+        }));
+    }
     let Some(view) = member_view(env, config, &link.tenant, &link.member).await else {
         return Ok(Err((
             403,

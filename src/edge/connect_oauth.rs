@@ -119,6 +119,109 @@ async fn post_form(form: &FormPost, timeout_ms: u64) -> Result<Option<(u16, Vec<
 
 // --- connecting: the redirect and the callback -------------------------------------------
 
+/// A connection's shared account as the admin link connects it: its OAuth client and labels.
+pub(super) struct SharedTarget {
+    pub client: Arc<OAuthClient>,
+    pub label: String,
+    pub connector_label: String,
+}
+
+/// Checks, against the tenant's catalog as served now, that `connection` is a shared one whose
+/// connector connects through OAuth (`admin::shared_oauth_target`); the refusal's status and words.
+pub(super) async fn shared_target(
+    env: &Env,
+    config: &Config,
+    tenant: &str,
+    connection: &str,
+    now: i64,
+) -> std::result::Result<SharedTarget, (u16, String)> {
+    let prepared = super::store::tenant(env, tenant, now, config.collapse_threshold)
+        .await
+        .map_err(|_| {
+            (
+                503,
+                "The organization's catalog cannot be loaded just now. Try again.".to_owned(),
+            )
+        })?;
+    let client = crate::admin::shared_oauth_target(&prepared.catalog, connection)
+        .map_err(|refusal| (409, refusal.to_string()))?;
+    let found = prepared.catalog.connection(connection);
+    let label = found.map_or_else(|| connection.to_owned(), |c| c.label.clone());
+    let connector_label = found
+        .and_then(|c| prepared.catalog.connector(&c.connector))
+        .map_or_else(String::new, |c| c.label.clone());
+    Ok(SharedTarget {
+        client,
+        label,
+        connector_label,
+    })
+}
+
+/// `POST /admin/v1/tenants/{t}/connections/{c}/account/connect`: a one-time link that connects
+/// the connection's shared account at its provider, for whoever opens it in a browser. Its
+/// member part is the reserved `account_link::SHARED_MEMBER`, so the state it leads to can only
+/// store the shared account.
+pub async fn shared_link(
+    env: &Env,
+    config: &Config,
+    site: &crate::oauth::Site,
+    request: crate::admin::SharedConnect,
+) -> Result<Response> {
+    let crate::admin::SharedConnect {
+        tenant,
+        connection,
+        now,
+    } = request;
+    let target = match shared_target(env, config, &tenant, &connection, now).await {
+        Ok(target) => target,
+        Err((status, message)) => return super::http::error_response(status, &message),
+    };
+    if let Err(problem) = super::accounts::vault(env) {
+        worker::console_error!("vault unavailable: {problem}");
+        return super::http::error_response(503, "accounts cannot be connected on this gateway: its vault key (VAULT_MASTER_KEY) is not configured");
+    }
+    if let Err(problem) = client_credentials(env, &tenant, &target.client) {
+        return super::http::error_response(503, &problem);
+    }
+    let Ok(key) = super::grant_key(env).map(|key| account_link::LinkKey::derive(&key)) else {
+        return super::http::error_response(
+            503,
+            "links cannot be signed on this gateway: its GRANT_MAC_KEY is not configured",
+        );
+    };
+    let mut nonce = [0u8; account_link::NONCE_BYTES];
+    if getrandom::getrandom(&mut nonce).is_err() {
+        return super::http::error_response(
+            500,
+            "the gateway has no randomness just now; try again",
+        );
+    }
+    let link = Link::new(&tenant, account_link::SHARED_MEMBER, &connection, now);
+    let Some(token) = link.sign(&key, &nonce) else {
+        return super::http::error_response(
+            409,
+            "this connection's id cannot be carried in a link",
+        );
+    };
+    log(
+        "shared_connect_link",
+        &tenant,
+        "(shared)",
+        &connection,
+        "link issued",
+    );
+    super::http::json_response(
+        200,
+        &json!({
+            "connection": connection,
+            "member": null,
+            "url": format!("{}?{}={token}", site.url(account_link::CONNECT_PATH), account_link::FIELD_LINK),
+            "expires_at": link.expires_at,
+            "instructions": format!("Open this link in a browser and sign in at the provider ({}) with the account every member of the organization will use through this connection. It works once, for 15 minutes.", target.connector_label),
+        }),
+    )
+}
+
 /// `GET /connect` for a connection whose connector connects through OAuth: sends the browser
 /// to the provider with a state bound to this browser and the link it came from.
 pub async fn start(
@@ -241,18 +344,36 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
         }
         Err(error) => return refused(500, &error.to_string()),
     }
-    let Some(view) = member_view(env, config, &state.tenant, &state.member).await else {
-        return refused(
-            403,
-            "Your membership is not active, so no account can be connected.",
-        );
+    // The shared account (an admin's link) or the member's own, checked again now.
+    let shared = state.member == account_link::SHARED_MEMBER;
+    let (client, label) = if shared {
+        match shared_target(env, config, &state.tenant, &state.connection, now).await {
+            Ok(target) => (target.client, target.label),
+            Err((status, message)) => return refused(status, &message),
+        }
+    } else {
+        let Some(view) = member_view(env, config, &state.tenant, &state.member).await else {
+            return refused(
+                403,
+                "Your membership is not active, so no account can be connected.",
+            );
+        };
+        if let Err(refusal) = may_connect_account(&view.view, &state.connection) {
+            return refused(403, &refusal);
+        }
+        let Some(client) = view.view.oauth_client_of(&state.connection) else {
+            return refused(409, "This connection no longer connects through the provider's sign-in. Ask your assistant for a new link: it calls connect_account.");
+        };
+        let label = view
+            .view
+            .connections()
+            .iter()
+            .find(|c| c.id == state.connection)
+            .map(|c| c.label.clone())
+            .unwrap_or_else(|| state.connection.clone());
+        (client, label)
     };
-    if let Err(refusal) = may_connect_account(&view.view, &state.connection) {
-        return refused(403, &refusal);
-    }
-    let Some(client) = view.view.oauth_client_of(&state.connection) else {
-        return refused(409, "This connection no longer connects through the provider's sign-in. Ask your assistant for a new link: it calls connect_account.");
-    };
+    let member = (!shared).then(|| state.member.clone());
     let credentials = match client_credentials(env, &state.tenant, &client) {
         Ok(credentials) => credentials,
         Err(problem) => return refused(503, &problem),
@@ -292,7 +413,7 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
         env,
         &state.tenant,
         &state.connection,
-        Some(&state.member),
+        member.as_deref(),
         &tokens,
     ) {
         Ok(sealed) => sealed,
@@ -300,7 +421,7 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
     };
     let command = Command::StoreAccount {
         connection: state.connection.clone(),
-        member: Some(state.member.clone()),
+        member: member.clone(),
         sealed,
         // Spent rows are kept until the link would have expired; the link was issued before
         // this state, so its expiry is within one link lifetime of the state's.
@@ -309,7 +430,10 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
             expires_at: state.expires_at + LINK_TTL_MS,
         }),
         now,
-        by: Actor::Member(state.member.clone()),
+        by: match &member {
+            Some(member) => Actor::Member(member.clone()),
+            None => Actor::Operator,
+        },
     };
     match roster(env, &state.tenant, &command).await? {
         Ok(_) => {
@@ -320,13 +444,6 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
                 &state.connection,
                 "oauth",
             );
-            let label = view
-                .view
-                .connections()
-                .iter()
-                .find(|c| c.id == state.connection)
-                .map(|c| c.label.clone())
-                .unwrap_or_else(|| state.connection.clone());
             page(200, account_link::connected_page(&label), None)
         }
         Err(error) => refused(error.status(), &error.to_string()),
