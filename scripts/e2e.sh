@@ -5,9 +5,11 @@
 #   ./scripts/e2e.sh http revocation only those suites
 #
 # Suites: http, revocation, sdk-typescript, python-mcp1, python-mcp2, conformance, catalog, execution,
-# oauth, python-oauth, pages, accounts, oauth-accounts.
+# oauth, python-oauth, pages, accounts, oauth-accounts, rotation.
 # catalog and execution move the worker's test clock forward, so they run last (pages sends
 # the clock header on one refused sign-in post, which reads no cached tenant).
+# rotation restarts the worker on the same state with VAULT_MASTER_KEY_V2 added (a key
+# rotation), so it runs after every other suite: its three phases are run_rotation's.
 # Assumes `make build` and `make tools` ran (build/, node_modules, the venvs). Serves on a free
 # loopback port (8788 when free; E2E_PORT overrides) with fresh local state, a random admin
 # secret and a small tools/list page size (E2E_PAGE_SIZE, default 2); seeds the demo members;
@@ -21,7 +23,7 @@ ROOT=$PWD
 export WRANGLER_SEND_METRICS=false
 export PYTHONDONTWRITEBYTECODE=1
 
-ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages accounts oauth-accounts)
+ALL_SUITES=(http revocation sdk-typescript python-mcp1 python-mcp2 conformance catalog execution oauth python-oauth pages accounts oauth-accounts rotation)
 if [ $# -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL_SUITES[@]}"); fi
 for suite in "${SUITES[@]}"; do
   case " ${ALL_SUITES[*]} " in *" $suite "*) ;; *) echo "unknown suite: $suite (one of: ${ALL_SUITES[*]})" >&2; exit 2 ;; esac
@@ -72,37 +74,43 @@ BASE="http://127.0.0.1:$PORT"
 ADMIN_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 VAULT_MASTER_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+# The rotation suite's second key version, given to the worker only when it restarts it.
+VAULT_MASTER_KEY_V2=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 # The gateway's client secret at the oauth-accounts suite's provider (tenant prov).
 OAUTH_CLIENT_SECRET=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 PAGE_SIZE=${E2E_PAGE_SIZE:-2}
 ALLOWED_ORIGINS="http://127.0.0.1:$PORT,http://localhost:$PORT,http://127.0.0.1:$PROXY_PORT,http://localhost:$PROXY_PORT"
 
 started=$(date +%s)
-echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
-setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
-  --persist-to "$WORK/state" \
-  --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "VAULT_MASTER_KEY:$VAULT_MASTER_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
-  --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" --var "REGISTRATIONS_PER_MINUTE:50" \
-  --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
-  --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
-  --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_ACCTS__SHARED_TOKEN:e2e-shared-operator-secret" \
-  --var "T_PROV__SAAS_OAUTH:floorgate-e2e:$OAUTH_CLIENT_SECRET" \
-  > "$WORK/wrangler.log" 2>&1 < /dev/null &
-WRANGLER_PID=$!
-
 server_failed() {
   echo "e2e: $1; last lines of the server log:" >&2
   tail -n 40 "$WORK/wrangler.log" >&2
   echo "0 passed, 1 failed"
   exit 1
 }
-ready=0
-for _ in $(seq 1 240); do
-  if curl -fsS --max-time 2 "$BASE/healthz" > /dev/null 2>&1; then ready=1; break; fi
-  kill -0 "$WRANGLER_PID" 2>/dev/null || server_failed "wrangler dev exited"
-  sleep 0.5
-done
-[ "$ready" = 1 ] || server_failed "the worker did not answer /healthz within 120 s"
+# Starts wrangler dev on $WORK/state (kept across restarts), appending to one server log;
+# extra arguments are more `--var NAME:VALUE`s. Returns once /healthz answers.
+start_worker() {
+  echo "e2e: starting wrangler dev on $BASE (page size $PAGE_SIZE)"
+  setsid node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-session=false \
+    --persist-to "$WORK/state" \
+    --var "ADMIN_SECRET:$ADMIN_SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var "VAULT_MASTER_KEY:$VAULT_MASTER_KEY" --var "TOOLS_PAGE_SIZE:$PAGE_SIZE" --var "ALLOWED_ORIGINS:$ALLOWED_ORIGINS" \
+    --var "ALLOW_LOOPBACK_HTTP:true" --var "TEST_CLOCK:enabled" --var "UPSTREAM_TIMEOUT_MS:1500" --var "REGISTRATIONS_PER_MINUTE:50" \
+    --var "T_EXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_EXEC2__UPSTREAM_TOKEN:e2e-upstream-secret" \
+    --var "T_EXEC2__BASIC_SECRET:e2e-user:pa:ss word" --var "T_EXEC2__HEADER_SECRET:e2e-header-secret" \
+    --var "T_PYEXEC__UPSTREAM_TOKEN:e2e-upstream-secret" --var "T_ACCTS__SHARED_TOKEN:e2e-shared-operator-secret" \
+    --var "T_PROV__SAAS_OAUTH:floorgate-e2e:$OAUTH_CLIENT_SECRET" "$@" \
+    >> "$WORK/wrangler.log" 2>&1 < /dev/null &
+  WRANGLER_PID=$!
+  local ready=0
+  for _ in $(seq 1 240); do
+    if curl -fsS --max-time 2 "$BASE/healthz" > /dev/null 2>&1; then ready=1; break; fi
+    kill -0 "$WRANGLER_PID" 2>/dev/null || server_failed "wrangler dev exited"
+    sleep 0.5
+  done
+  [ "$ready" = 1 ] || server_failed "the worker did not answer /healthz within 120 s"
+}
+start_worker
 
 mkdir -p "$WORK/seed"
 node scripts/seed.mjs --url "$BASE" --admin-secret "$ADMIN_SECRET" --fixtures fixtures/demo --out "$WORK/seed" > "$WORK/seed.log" 2>&1 \
@@ -111,7 +119,7 @@ echo "e2e: worker ready and seeded in $(( $(date +%s) - started )) s"
 
 export FG_URL="$BASE" FG_ADMIN_SECRET="$ADMIN_SECRET" FG_GRANT_MAC_KEY="$GRANT_MAC_KEY" FG_SERVER_LOG="$WORK/wrangler.log" FG_GRANTS="$WORK/seed/grants.json" FG_TENANT=acme \
   FG_PAGE_SIZE="$PAGE_SIZE" FG_ALLOWED_ORIGIN="http://localhost:$PORT" FG_STATE_DIR="$WORK/state" \
-  FG_OAUTH_CLIENT_SECRET="$OAUTH_CLIENT_SECRET"
+  FG_OAUTH_CLIENT_SECRET="$OAUTH_CLIENT_SECRET" FG_ROTATION_STATE="$WORK/rotation.json"
 # Screenshots outlive the run (target/ is git-ignored); E2E_ARTEFACTS puts them elsewhere.
 export FG_ARTEFACTS="${E2E_ARTEFACTS:-$ROOT/target/e2e-artefacts}"
 mkdir -p "$FG_ARTEFACTS"
@@ -206,6 +214,18 @@ run_conformance() {
   record conformance "$passed" "$failed" $(( $(date +%s) - t0 ))
 }
 
+# Key rotation end to end: accounts sealed under version 1, then the worker stopped (the
+# offline phase copies sealed values into other rows of its storage, as an attacker with the
+# database would), restarted on the same state with VAULT_MASTER_KEY_V2, and re-sealed.
+run_rotation() {
+  FG_ROTATION_PHASE=v1 run_node_suite rotation:v1 tests/e2e/rotation.test.mjs
+  stop "$WRANGLER_PID"
+  WRANGLER_PID=""
+  FG_ROTATION_PHASE=offline run_node_suite rotation:offline tests/e2e/rotation.test.mjs
+  start_worker --var "VAULT_MASTER_KEY_V2:$VAULT_MASTER_KEY_V2"
+  FG_ROTATION_PHASE=v2 run_node_suite rotation:v2 tests/e2e/rotation.test.mjs
+}
+
 for suite in "${SUITES[@]}"; do
   case $suite in
     http) run_node_suite http tests/e2e/http.test.mjs ;;
@@ -221,6 +241,7 @@ for suite in "${SUITES[@]}"; do
     pages) run_node_suite pages tests/e2e/pages.test.mjs; echo "e2e: screenshots of the pages in $FG_ARTEFACTS/pages" ;;
     accounts) run_node_suite accounts tests/e2e/accounts.test.mjs ;;
     oauth-accounts) run_node_suite oauth-accounts tests/e2e/oauth-accounts.test.mjs; echo "e2e: screenshots of the provider flow in $FG_ARTEFACTS/oauth-accounts" ;;
+    rotation) run_rotation ;;
   esac
 done
 

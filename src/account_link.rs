@@ -25,6 +25,10 @@ pub const FIELD_KEY: &str = "key";
 pub const LINK_TTL_MS: i64 = 15 * 60 * 1000;
 /// Bytes of randomness in a link (so two links for the same account differ).
 pub const NONCE_BYTES: usize = 16;
+/// The member part of a link (and of its provider `state`) that connects a connection's shared
+/// account, issued through the admin API: no member id can be it (member ids have no `_`), and
+/// the part is under the MAC, so a member's link can never be taken for it.
+pub const SHARED_MEMBER: &str = "_shared";
 /// The longest key accepted (API keys and tokens are far shorter; JWTs stay under this).
 pub const MAX_KEY_BYTES: usize = 4096;
 

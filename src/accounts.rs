@@ -133,6 +133,9 @@ pub const DELETE_SQL: &str =
     "DELETE FROM connected_accounts WHERE connection_id = ?1 AND member_id = ?2";
 /// `(status, now, connection_id, member_id)`: after a failed refresh or a refused credential.
 pub const SET_STATUS_SQL: &str = "UPDATE connected_accounts SET status = ?1, updated_at = ?2 WHERE connection_id = ?3 AND member_id = ?4";
+/// `(status, now, connection_id, member_id, sealed)`: after the upstream refused the account's
+/// token, only while the row still holds the value that was sent (a reconnect meanwhile stays).
+pub const MARK_SQL: &str = "UPDATE connected_accounts SET status = ?1, updated_at = ?2 WHERE connection_id = ?3 AND member_id = ?4 AND sealed = ?5";
 /// Every account of the tenant, without their credentials (the admin API).
 pub const LIST_ALL_SQL: &str = "SELECT connection_id, member_id, status, created_at, updated_at FROM connected_accounts ORDER BY connection_id, member_id";
 /// `(member_id)`: a member's accounts and the shared ones, without their credentials.

@@ -119,6 +119,12 @@ pub enum Route {
         tenant: String,
         connection: String,
     },
+    /// `POST …/connections/{c}/account/connect`: a one-time link to connect the shared account
+    /// at the connector's OAuth provider.
+    ConnectSharedAccount {
+        tenant: String,
+        connection: String,
+    },
     DeleteSharedAccount {
         tenant: String,
         connection: String,
@@ -396,6 +402,22 @@ pub fn route(method: &str, path: &str) -> Result<Route, RouteError> {
                 _ => Err(RouteError::MethodNotAllowed("PUT or DELETE")),
             }
         }
+        ["tenants", t, "connections", c, "account", "connect"] => {
+            let tenant = id("tenant", t)?;
+            if !crate::catalog::is_valid_id(c) {
+                return Err(RouteError::BadId(
+                    "connection",
+                    c.chars().take(80).collect(),
+                ));
+            }
+            only(
+                "POST",
+                Route::ConnectSharedAccount {
+                    tenant,
+                    connection: (*c).to_owned(),
+                },
+            )
+        }
         ["tenants", t, "executions"] => only(
             "GET",
             Route::ListExecutions {
@@ -658,6 +680,17 @@ pub enum Plan {
         credential: Credential,
         now: i64,
     },
+    /// Answer a one-time link that connects the shared account at the provider.
+    ConnectSharedAccount(SharedConnect),
+}
+
+/// A one-time link for whoever holds the admin API to connect a shared connection's account at
+/// its OAuth provider (the shell checks the catalog with [`shared_oauth_target`] and signs it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedConnect {
+    pub tenant: String,
+    pub connection: String,
+    pub now: i64,
 }
 
 /// A credential on its way to the vault: its `Debug` never shows it.
@@ -696,6 +729,25 @@ pub fn shared_account_target(
         )));
     }
     Ok(())
+}
+
+/// The OAuth client the shared account of `connection` is connected through: the connection
+/// must be a shared one of `catalog` (as [`shared_account_target`]) whose connector declares
+/// `auth.oauth`; else the refusal says what to do instead.
+pub fn shared_oauth_target(
+    catalog: &crate::catalog::Catalog,
+    connection: &str,
+) -> Result<std::sync::Arc<crate::catalog::oauth_client::OAuthClient>, AdminError> {
+    shared_account_target(catalog, connection)?;
+    catalog
+        .connection(connection)
+        .and_then(|found| catalog.connector(&found.connector))
+        .and_then(|connector| connector.oauth.clone())
+        .ok_or_else(|| {
+            AdminError::NotSharedConnection(format!(
+                "connection \"{connection}\"'s connector does not connect through an OAuth provider; set its key with PUT …/connections/{connection}/account"
+            ))
+        })
 }
 
 /// The body of `PUT …/connections/{c}/account`: `{"credential": "…"}`, checked like a key
@@ -815,6 +867,13 @@ pub fn decide(
             credential: shared_account_body(body)?,
             now,
         }),
+        Route::ConnectSharedAccount { tenant, connection } => {
+            Ok(Plan::ConnectSharedAccount(SharedConnect {
+                tenant,
+                connection,
+                now,
+            }))
+        }
         Route::DeleteSharedAccount { tenant, connection } => roster(
             tenant,
             Command::DeleteAccount {

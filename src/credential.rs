@@ -84,11 +84,7 @@ pub fn choose<'a>(
     member: &'a str,
     stored: Option<&'a StoredAccount>,
 ) -> Result<Source<'a>, Missing> {
-    let unusable = |status: &str, personal: bool| Missing::Unusable {
-        connection: connection.id.clone(),
-        status: status.to_owned(),
-        personal,
-    };
+    let unusable = |status: &str, personal: bool| unusable(&connection.id, status, personal);
     match (account_to_read(connection, member), stored) {
         (None, _) => Ok(Source::Nothing),
         (Some(Some(member)), Some(row)) if row.status == STATUS_CONNECTED => Ok(Source::Stored {
@@ -108,5 +104,52 @@ pub fn choose<'a>(
             .credential
             .as_deref()
             .map_or(Source::Nothing, Source::WorkerSecret)),
+    }
+}
+
+/// What the credential sent with a call was, as far as an upstream 401 matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// An OAuth access token from a stored account; `refreshable` when a refresh token is held.
+    AccessToken { refreshable: bool },
+    /// A pasted key, a Worker secret, or nothing: a 401 is the API's answer to pass on.
+    Other,
+}
+
+/// What the shell does after the upstream answered a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterUpstream {
+    /// Hand the answer to the caller as it is.
+    Answer,
+    /// Refresh the account's tokens even though they look fresh (the provider may have
+    /// revoked the access token early), then send the call once more.
+    RefreshAndRetry,
+    /// Set the stored account's status (`needs_reconnect`) and answer the caller's
+    /// reconnect error instead of the upstream's 401.
+    MarkAccount { status: &'static str },
+}
+
+/// Decides after the upstream answered `status` (`None`: no answer) to a call sent with `sent`;
+/// `retried` when this answer is to the one retry after a forced refresh. Only a 401 to an
+/// access token acts: one refresh and one retry, then the account needs a reconnect.
+pub fn after_upstream(status: Option<u16>, sent: Sent, retried: bool) -> AfterUpstream {
+    match (status, sent) {
+        (Some(401), Sent::AccessToken { refreshable }) if refreshable && !retried => {
+            AfterUpstream::RefreshAndRetry
+        }
+        (Some(401), Sent::AccessToken { .. }) => AfterUpstream::MarkAccount {
+            status: crate::accounts::STATUS_NEEDS_RECONNECT,
+        },
+        _ => AfterUpstream::Answer,
+    }
+}
+
+/// The caller's tool error for a stored account that cannot be used (expired, refused by the
+/// provider or the API): one message for every path, naming how to reconnect, never a value.
+pub fn unusable(connection: &str, status: &str, personal: bool) -> Missing {
+    Missing::Unusable {
+        connection: connection.to_owned(),
+        status: status.to_owned(),
+        personal,
     }
 }

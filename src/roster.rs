@@ -328,6 +328,16 @@ pub enum Command {
         status: Option<String>,
         now: i64,
     },
+    /// Sets the status of one account (`needs_reconnect` after the upstream refused its token
+    /// twice) only while it still holds `sealed`, the value the call sent. Replies
+    /// `{"marked": bool}`.
+    MarkAccount {
+        connection: String,
+        member: Option<String>,
+        sealed: String,
+        status: String,
+        now: i64,
+    },
     /// Re-seals every stored account of `tenant` sealed under an older vault key version with
     /// the newest; replies counts (`reseal::Plan::answer`), never a credential. A roster with no
     /// tables reads no rows and creates none.
@@ -482,6 +492,7 @@ impl Command {
             | Command::LinkSpent { .. }
             | Command::LeaseRefresh { .. }
             | Command::FinishRefresh { .. }
+            | Command::MarkAccount { .. }
             | Command::ListMembers
             | Command::ListGrants { .. }
             | Command::RecordExecution { .. }
@@ -523,6 +534,7 @@ impl Command {
                 serde_json::to_value(LeaseReply::Gone).unwrap_or(Value::Null)
             )),
             Command::FinishRefresh { .. } => Some(Ok(serde_json::json!({"stored": false}))),
+            Command::MarkAccount { .. } => Some(Ok(serde_json::json!({"marked": false}))),
             Command::ListAccounts { .. } => Some(Ok(Value::Array(Vec::new()))),
             Command::DeleteAccount { .. } => Some(Ok(Value::Bool(false))),
             Command::ForgetConnections { .. } => Some(Ok(serde_json::json!({"forgotten": 0}))),

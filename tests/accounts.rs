@@ -7,7 +7,7 @@ use floorgate::account_link::{
     check_key, connected_page, link_hash, paste_page, refused_page, KeyProblem, Link, LinkError,
     LinkKey, PastePage, LINK_TTL_MS, MAX_KEY_BYTES,
 };
-use floorgate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_EXPIRED};
+use floorgate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_EXPIRED, STATUS_NEEDS_RECONNECT};
 use floorgate::admin::{self, AdminError, Plan, Route};
 use floorgate::binding::{is_reserved, vault_version_of};
 use floorgate::catalog::{Catalog, Directory, OriginRules};
@@ -493,4 +493,174 @@ fn the_vault_master_keys_are_the_gateways_own_never_a_credential() {
         assert_eq!(vault_version_of(not), None, "{not}");
     }
     assert!(is_reserved("VAULT_MASTER_KEY") && is_reserved("Vault_Master_Key_V3"));
+}
+
+// --- an upstream 401 to a stored account's access token -----------------------------------
+
+#[test]
+fn an_upstream_401_to_an_access_token_refreshes_once_then_marks_the_account() {
+    use credential::{after_upstream, AfterUpstream, Sent};
+    let token = Sent::AccessToken { refreshable: true };
+    let mark = AfterUpstream::MarkAccount {
+        status: STATUS_NEEDS_RECONNECT,
+    };
+    // First 401: one forced refresh and one retry.
+    assert_eq!(
+        after_upstream(Some(401), token, false),
+        AfterUpstream::RefreshAndRetry
+    );
+    // The retry refused too: the account needs a reconnect; no second refresh.
+    assert_eq!(after_upstream(Some(401), token, true), mark);
+    // Nothing to refresh with: marked at once.
+    let bare = Sent::AccessToken { refreshable: false };
+    assert_eq!(after_upstream(Some(401), bare, false), mark);
+    // Any other answer, or none, is the caller's as it is.
+    for status in [Some(200), Some(403), Some(404), Some(500), None] {
+        assert_eq!(after_upstream(status, token, false), AfterUpstream::Answer);
+        assert_eq!(after_upstream(status, token, true), AfterUpstream::Answer);
+    }
+    // A pasted key or a Worker secret refused: the API's answer, passed on, nothing marked.
+    assert_eq!(
+        after_upstream(Some(401), Sent::Other, false),
+        AfterUpstream::Answer
+    );
+    assert_eq!(
+        after_upstream(Some(401), Sent::Other, true),
+        AfterUpstream::Answer
+    );
+}
+
+#[test]
+fn the_reconnect_error_after_a_refused_token_names_how_to_reconnect_and_nothing_else() {
+    let said = credential::unusable("mine", STATUS_NEEDS_RECONNECT, true).to_string();
+    assert!(
+        said.contains(ControlOpKind::ConnectAccount.name()),
+        "{said}"
+    );
+    assert!(
+        said.contains("\"mine\"") && said.contains(STATUS_NEEDS_RECONNECT),
+        "{said}"
+    );
+    // The same words as a row already marked (`choose`), so the model sees one message.
+    let marked = StoredAccount {
+        sealed: "fgv1.1.secret-value".into(),
+        status: STATUS_NEEDS_RECONNECT.into(),
+    };
+    let t = tenant();
+    let personal = t.catalog.connection("linear-me").unwrap();
+    let chosen = credential::choose(personal, "ada", Some(&marked))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        chosen,
+        credential::unusable("linear-me", STATUS_NEEDS_RECONNECT, true).to_string()
+    );
+    assert!(!chosen.contains("secret-value"));
+    let shared = credential::unusable("team", STATUS_NEEDS_RECONNECT, false).to_string();
+    assert!(shared.contains("tenant administrator"), "{shared}");
+}
+
+// --- a tenant admin connects a shared account at the provider -------------------------------
+
+fn oauth_catalog() -> Catalog {
+    let directory = Directory::from_value(&json!({"schema": 1, "connectors": [
+        {"id": "saas", "label": "Saas", "origin": "https://api.saas.example", "auth": {"scheme": "bearer", "oauth": {
+            "authorization_endpoint": "https://auth.saas.example/authorize",
+            "token_endpoint": "https://auth.saas.example/token",
+            "scopes": ["items.read"],
+            "client": "SAAS_OAUTH",
+            "client_auth": "client_secret_basic"
+        }}, "tools": [tool("saas_get")]},
+        {"id": "notion", "label": "Notion", "origin": "https://api.notion.example", "auth": {"scheme": "bearer"}, "tools": [tool("notion_get")]},
+        {"id": "hn", "label": "Hacker News", "origin": "https://hn.example", "auth": {"scheme": "none"}, "tools": [tool("hn_top")]}
+    ]}))
+    .unwrap();
+    Catalog::from_value(
+        &json!({"schema": 1, "tenant": "acme", "connectors": ["saas", "notion", "hn"], "connections": [
+            {"id": "saas-team", "connector": "saas", "label": "Team Saas", "credential": "T_ACME__SAAS"},
+            {"id": "saas-me", "connector": "saas", "label": "My Saas", "account": "personal"},
+            {"id": "notion-team", "connector": "notion", "label": "Team Notion", "credential": "T_ACME__NOTION"},
+            {"id": "hn", "connector": "hn", "label": "Public"}
+        ]}),
+        &directory,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_admin_connects_only_a_shared_connection_whose_connector_declares_oauth() {
+    let catalog = oauth_catalog();
+    let client = admin::shared_oauth_target(&catalog, "saas-team").unwrap();
+    assert_eq!(client.client, "SAAS_OAUTH");
+    let refused = |connection: &str| match admin::shared_oauth_target(&catalog, connection) {
+        Err(error @ AdminError::NotSharedConnection(_)) => {
+            assert_eq!(error.status(), 409);
+            error.to_string()
+        }
+        other => panic!("{connection}: expected a refusal, got {other:?}"),
+    };
+    assert!(refused("saas-me").contains("personal"));
+    let keyed = refused("notion-team");
+    assert!(
+        keyed.contains("OAuth") && keyed.contains("PUT"),
+        "says to set the key instead: {keyed}"
+    );
+    assert!(refused("hn").contains("no credential"));
+    assert!(refused("nope").contains("no connection"));
+}
+
+#[test]
+fn the_shared_connect_route_is_a_post_that_plans_a_link() {
+    let route = admin::route(
+        "POST",
+        "/admin/v1/tenants/acme/connections/saas-team/account/connect",
+    )
+    .unwrap();
+    assert_eq!(
+        route,
+        Route::ConnectSharedAccount {
+            tenant: "acme".into(),
+            connection: "saas-team".into()
+        }
+    );
+    match admin::decide(route, b"", NOW, OriginRules::default()).unwrap() {
+        Plan::ConnectSharedAccount(request) => assert_eq!(
+            request,
+            admin::SharedConnect {
+                tenant: "acme".into(),
+                connection: "saas-team".into(),
+                now: NOW
+            }
+        ),
+        other => panic!("expected a shared connect, got {other:?}"),
+    }
+    assert!(admin::route(
+        "GET",
+        "/admin/v1/tenants/acme/connections/saas-team/account/connect"
+    )
+    .is_err());
+    assert!(admin::route(
+        "POST",
+        "/admin/v1/tenants/acme/connections/Bad!/account/connect"
+    )
+    .is_err());
+}
+
+#[test]
+fn the_shared_member_part_is_no_member_and_its_link_is_its_own() {
+    use floorgate::account_link::SHARED_MEMBER;
+    // No member can be named like it, so a member's link never reads as the shared one.
+    assert!(!floorgate::grant::valid_id(SHARED_MEMBER));
+    let key = key();
+    let token = Link::new("acme", SHARED_MEMBER, "saas-team", NOW)
+        .sign(&key, &[7; 16])
+        .unwrap();
+    let link = Link::verify(&key, &token, NOW).unwrap();
+    assert_eq!(link.member, SHARED_MEMBER);
+    // The member part is under the MAC: a member's link edited into the shared one is invalid.
+    let ada = Link::new("acme", "ada", "saas-team", NOW)
+        .sign(&key, &[7; 16])
+        .unwrap();
+    let edited = ada.replace(".ada.", &format!(".{SHARED_MEMBER}."));
+    assert_eq!(Link::verify(&key, &edited, NOW), Err(LinkError::Invalid));
 }

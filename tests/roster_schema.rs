@@ -163,7 +163,7 @@ mod accounts {
         SET_STATUS_SQL as SET_ACCOUNT_STATUS_SQL, SHARED, SPEND_LINK_SQL, UPSERT_SQL,
     };
     use floorgate::accounts::{
-        END_LEASE_SQL, REFRESH_LEASE_MS, STORE_REFRESHED_SQL, TAKE_LEASE_SQL,
+        END_LEASE_SQL, MARK_SQL, REFRESH_LEASE_MS, STORE_REFRESHED_SQL, TAKE_LEASE_SQL,
     };
     use floorgate::roster::SET_STATUS_SQL;
     use rusqlite::{params, Connection, OptionalExtension};
@@ -440,5 +440,56 @@ mod accounts {
             0
         );
         assert_eq!(sealed(&db, "jira", "bob"), None);
+    }
+
+    fn status(db: &Connection, connection: &str, member: &str) -> String {
+        db.query_row(
+            "SELECT status FROM connected_accounts WHERE connection_id = ?1 AND member_id = ?2",
+            params![connection, member],
+            |r| r.get(0),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_refused_token_marks_only_the_row_that_still_holds_it() {
+        let db = with_accounts();
+        // The upstream refused what ada's row holds: marked.
+        assert_eq!(
+            db.execute(
+                MARK_SQL,
+                params!["needs_reconnect", 9, "jira", "ada", "fgv1.1.ada"]
+            )
+            .unwrap(),
+            1
+        );
+        assert_eq!(status(&db, "jira", "ada"), "needs_reconnect");
+        // bob reconnected while his refused call was in flight: his new row stays connected.
+        db.execute(UPSERT_SQL, params!["jira", "bob", "fgv1.1.bob-again", 8])
+            .unwrap();
+        assert_eq!(
+            db.execute(
+                MARK_SQL,
+                params!["needs_reconnect", 9, "jira", "bob", "fgv1.1.bob"]
+            )
+            .unwrap(),
+            0
+        );
+        assert_eq!(status(&db, "jira", "bob"), "connected");
+        // The shared account is marked through its own column; nobody else's row moves.
+        assert_eq!(
+            db.execute(
+                MARK_SQL,
+                params!["needs_reconnect", 9, "slack", SHARED, "fgv1.1.shared"]
+            )
+            .unwrap(),
+            1
+        );
+        assert_eq!(status(&db, "slack", SHARED), "needs_reconnect");
+        assert_eq!(status(&db, "jira", "bob"), "connected");
+        // Connecting again clears the mark.
+        db.execute(UPSERT_SQL, params!["jira", "ada", "fgv1.1.ada-new", 10])
+            .unwrap();
+        assert_eq!(status(&db, "jira", "ada"), "connected");
     }
 }

@@ -5,16 +5,20 @@
 //! `credential`, `gateway::control`); this reads secrets, forms and cookies, draws randomness,
 //! seals and asks the tenant's roster object. No credential is ever logged or answered.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 use worker::{Env, Method, Request, Response, Result};
 
+use super::connect_oauth::Account;
 use super::oauth::{binding_of, error_page, member_view, page, read_form};
 use super::{roster, Config};
 use crate::account_link::{
     self, check_key, link_hash, Link, LinkError, LinkKey, PastePage, FIELD_KEY, FIELD_LINK,
 };
 use crate::binding;
-use crate::credential::{self, Source};
+use crate::catalog::oauth_client::OAuthClient;
+use crate::credential::{self, Sent, Source};
 use crate::gateway::control::{may_connect_account, with_accounts};
 use crate::mcp::CallToolResult;
 use crate::oauth::pages::{self, Form};
@@ -111,8 +115,36 @@ pub async fn list_connections(env: &Env, identity: &Identity, listing: Value) ->
     }
 }
 
-/// The credential a connected call sends: `Ok(None)` for a connector without one, `Err` the
-/// call's tool error (nothing is sent). A personal connection reads only the caller's row.
+/// The credential a connected call sends, and where it came from.
+pub struct Used {
+    /// `None` for a connector without one.
+    pub secret: Option<String>,
+    /// A stored account's OAuth access token: what an upstream 401 refreshes or marks.
+    pub oauth: Option<StoredOAuth>,
+}
+
+/// The stored account an access token came from.
+pub struct StoredOAuth {
+    pub member: Option<String>,
+    pub sealed: String,
+    pub refreshable: bool,
+    pub client: Arc<OAuthClient>,
+}
+
+impl Used {
+    /// What was sent, as `credential::after_upstream` weighs it.
+    pub fn sent(&self) -> Sent {
+        match &self.oauth {
+            Some(oauth) => Sent::AccessToken {
+                refreshable: oauth.refreshable,
+            },
+            None => Sent::Other,
+        }
+    }
+}
+
+/// The credential a connected call sends; `Err` is the call's tool error (nothing is sent).
+/// A personal connection reads only the caller's row.
 pub async fn credential_for(
     env: &Env,
     identity: &Identity,
@@ -120,7 +152,11 @@ pub async fn credential_for(
     now: i64,
     allow_loopback: bool,
     timeout_ms: u64,
-) -> std::result::Result<Option<String>, CallToolResult> {
+) -> std::result::Result<Used, CallToolResult> {
+    let plain = |secret: Option<String>| Used {
+        secret,
+        oauth: None,
+    };
     let stored: Option<StoredAccount> =
         match credential::account_to_read(&call.connection, &identity.member) {
             None => None,
@@ -145,15 +181,17 @@ pub async fn credential_for(
     let source = credential::choose(&call.connection, &identity.member, stored.as_ref())
         .map_err(|missing| CallToolResult::error(missing.to_string()))?;
     match source {
-        Source::Nothing => Ok(None),
+        Source::Nothing => Ok(plain(None)),
         Source::WorkerSecret(name) => {
             let name = crate::outbound::checked_credential_name(&identity.tenant, name)
                 .map_err(|e| CallToolResult::error(e.to_string()))?;
-            env.secret(name).map(|s| Some(s.to_string())).map_err(|_| {
-                CallToolResult::error(
-                    "this connection's credential is not configured on the gateway; ask an administrator",
-                )
-            })
+            env.secret(name)
+                .map(|s| plain(Some(s.to_string())))
+                .map_err(|_| {
+                    CallToolResult::error(
+                        "this connection's credential is not configured on the gateway; ask an administrator",
+                    )
+                })
         }
         Source::Stored { member, sealed } => {
             let vault = vault(env).map_err(|problem| {
@@ -182,23 +220,38 @@ pub async fn credential_for(
                     call.connection.id
                 ))
             })?;
-            match (tokens, &call.connector.oauth, member) {
-                (None, _, _) => Ok(Some(opened)),
-                (Some(tokens), Some(client), Some(_)) => super::connect_oauth::access_token(
-                    env,
-                    allow_loopback,
-                    timeout_ms,
-                    identity,
-                    &call.connection.id,
-                    client,
-                    sealed.to_owned(),
-                    tokens,
-                    now,
-                )
-                .await
-                .map(Some),
+            match (tokens, &call.connector.oauth) {
+                (None, _) => Ok(plain(Some(opened))),
+                (Some(tokens), Some(client)) => {
+                    let account = Account {
+                        tenant: &identity.tenant,
+                        connection: &call.connection.id,
+                        member,
+                    };
+                    let access = super::connect_oauth::access_token(
+                        env,
+                        allow_loopback,
+                        timeout_ms,
+                        account,
+                        client,
+                        sealed.to_owned(),
+                        tokens,
+                        now,
+                        false,
+                    )
+                    .await?;
+                    Ok(Used {
+                        secret: Some(access.token),
+                        oauth: Some(StoredOAuth {
+                            member: member.map(str::to_owned),
+                            sealed: access.sealed,
+                            refreshable: access.refreshable,
+                            client: client.clone(),
+                        }),
+                    })
+                }
                 // The connector no longer declares OAuth: the token is used while it lasts.
-                (Some(tokens), _, _) => Ok(Some(tokens.access_token)),
+                (Some(tokens), None) => Ok(plain(Some(tokens.access_token))),
             }
         }
     }
@@ -282,6 +335,18 @@ async fn check_link(
         Ok(Value::Bool(false)) => {}
         Ok(_) => return Ok(Err((410, crate::roster::RosterError::LinkUsed.to_string()))),
         Err(error) => return Ok(Err((500, error.to_string()))),
+    }
+    // An admin's link for a shared account: checked against the catalog, not a member's view.
+    if link.member == account_link::SHARED_MEMBER {
+        let target =
+            super::connect_oauth::shared_target(env, config, &link.tenant, &link.connection, now)
+                .await;
+        return Ok(target.map(|target| Checked {
+            connection_label: target.label,
+            connector_label: target.connector_label,
+            oauth: Some(target.client),
+            link,
+        }));
     }
     let Some(view) = member_view(env, config, &link.tenant, &link.member).await else {
         return Ok(Err((

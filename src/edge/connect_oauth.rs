@@ -119,6 +119,109 @@ async fn post_form(form: &FormPost, timeout_ms: u64) -> Result<Option<(u16, Vec<
 
 // --- connecting: the redirect and the callback -------------------------------------------
 
+/// A connection's shared account as the admin link connects it: its OAuth client and labels.
+pub(super) struct SharedTarget {
+    pub client: Arc<OAuthClient>,
+    pub label: String,
+    pub connector_label: String,
+}
+
+/// Checks, against the tenant's catalog as served now, that `connection` is a shared one whose
+/// connector connects through OAuth (`admin::shared_oauth_target`); the refusal's status and words.
+pub(super) async fn shared_target(
+    env: &Env,
+    config: &Config,
+    tenant: &str,
+    connection: &str,
+    now: i64,
+) -> std::result::Result<SharedTarget, (u16, String)> {
+    let prepared = super::store::tenant(env, tenant, now, config.collapse_threshold)
+        .await
+        .map_err(|_| {
+            (
+                503,
+                "The organization's catalog cannot be loaded just now. Try again.".to_owned(),
+            )
+        })?;
+    let client = crate::admin::shared_oauth_target(&prepared.catalog, connection)
+        .map_err(|refusal| (409, refusal.to_string()))?;
+    let found = prepared.catalog.connection(connection);
+    let label = found.map_or_else(|| connection.to_owned(), |c| c.label.clone());
+    let connector_label = found
+        .and_then(|c| prepared.catalog.connector(&c.connector))
+        .map_or_else(String::new, |c| c.label.clone());
+    Ok(SharedTarget {
+        client,
+        label,
+        connector_label,
+    })
+}
+
+/// `POST /admin/v1/tenants/{t}/connections/{c}/account/connect`: a one-time link that connects
+/// the connection's shared account at its provider, for whoever opens it in a browser. Its
+/// member part is the reserved `account_link::SHARED_MEMBER`, so the state it leads to can only
+/// store the shared account.
+pub async fn shared_link(
+    env: &Env,
+    config: &Config,
+    site: &crate::oauth::Site,
+    request: crate::admin::SharedConnect,
+) -> Result<Response> {
+    let crate::admin::SharedConnect {
+        tenant,
+        connection,
+        now,
+    } = request;
+    let target = match shared_target(env, config, &tenant, &connection, now).await {
+        Ok(target) => target,
+        Err((status, message)) => return super::http::error_response(status, &message),
+    };
+    if let Err(problem) = super::accounts::vault(env) {
+        worker::console_error!("vault unavailable: {problem}");
+        return super::http::error_response(503, "accounts cannot be connected on this gateway: its vault key (VAULT_MASTER_KEY) is not configured");
+    }
+    if let Err(problem) = client_credentials(env, &tenant, &target.client) {
+        return super::http::error_response(503, &problem);
+    }
+    let Ok(key) = super::grant_key(env).map(|key| account_link::LinkKey::derive(&key)) else {
+        return super::http::error_response(
+            503,
+            "links cannot be signed on this gateway: its GRANT_MAC_KEY is not configured",
+        );
+    };
+    let mut nonce = [0u8; account_link::NONCE_BYTES];
+    if getrandom::getrandom(&mut nonce).is_err() {
+        return super::http::error_response(
+            500,
+            "the gateway has no randomness just now; try again",
+        );
+    }
+    let link = Link::new(&tenant, account_link::SHARED_MEMBER, &connection, now);
+    let Some(token) = link.sign(&key, &nonce) else {
+        return super::http::error_response(
+            409,
+            "this connection's id cannot be carried in a link",
+        );
+    };
+    log(
+        "shared_connect_link",
+        &tenant,
+        "(shared)",
+        &connection,
+        "link issued",
+    );
+    super::http::json_response(
+        200,
+        &json!({
+            "connection": connection,
+            "member": null,
+            "url": format!("{}?{}={token}", site.url(account_link::CONNECT_PATH), account_link::FIELD_LINK),
+            "expires_at": link.expires_at,
+            "instructions": format!("Open this link in a browser and sign in at the provider ({}) with the account every member of the organization will use through this connection. It works once, for 15 minutes.", target.connector_label),
+        }),
+    )
+}
+
 /// `GET /connect` for a connection whose connector connects through OAuth: sends the browser
 /// to the provider with a state bound to this browser and the link it came from.
 pub async fn start(
@@ -241,18 +344,36 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
         }
         Err(error) => return refused(500, &error.to_string()),
     }
-    let Some(view) = member_view(env, config, &state.tenant, &state.member).await else {
-        return refused(
-            403,
-            "Your membership is not active, so no account can be connected.",
-        );
+    // The shared account (an admin's link) or the member's own, checked again now.
+    let shared = state.member == account_link::SHARED_MEMBER;
+    let (client, label) = if shared {
+        match shared_target(env, config, &state.tenant, &state.connection, now).await {
+            Ok(target) => (target.client, target.label),
+            Err((status, message)) => return refused(status, &message),
+        }
+    } else {
+        let Some(view) = member_view(env, config, &state.tenant, &state.member).await else {
+            return refused(
+                403,
+                "Your membership is not active, so no account can be connected.",
+            );
+        };
+        if let Err(refusal) = may_connect_account(&view.view, &state.connection) {
+            return refused(403, &refusal);
+        }
+        let Some(client) = view.view.oauth_client_of(&state.connection) else {
+            return refused(409, "This connection no longer connects through the provider's sign-in. Ask your assistant for a new link: it calls connect_account.");
+        };
+        let label = view
+            .view
+            .connections()
+            .iter()
+            .find(|c| c.id == state.connection)
+            .map(|c| c.label.clone())
+            .unwrap_or_else(|| state.connection.clone());
+        (client, label)
     };
-    if let Err(refusal) = may_connect_account(&view.view, &state.connection) {
-        return refused(403, &refusal);
-    }
-    let Some(client) = view.view.oauth_client_of(&state.connection) else {
-        return refused(409, "This connection no longer connects through the provider's sign-in. Ask your assistant for a new link: it calls connect_account.");
-    };
+    let member = (!shared).then(|| state.member.clone());
     let credentials = match client_credentials(env, &state.tenant, &client) {
         Ok(credentials) => credentials,
         Err(problem) => return refused(503, &problem),
@@ -292,7 +413,7 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
         env,
         &state.tenant,
         &state.connection,
-        &state.member,
+        member.as_deref(),
         &tokens,
     ) {
         Ok(sealed) => sealed,
@@ -300,7 +421,7 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
     };
     let command = Command::StoreAccount {
         connection: state.connection.clone(),
-        member: Some(state.member.clone()),
+        member: member.clone(),
         sealed,
         // Spent rows are kept until the link would have expired; the link was issued before
         // this state, so its expiry is within one link lifetime of the state's.
@@ -309,7 +430,10 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
             expires_at: state.expires_at + LINK_TTL_MS,
         }),
         now,
-        by: Actor::Member(state.member.clone()),
+        by: match &member {
+            Some(member) => Actor::Member(member.clone()),
+            None => Actor::Operator,
+        },
     };
     match roster(env, &state.tenant, &command).await? {
         Ok(_) => {
@@ -320,13 +444,6 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
                 &state.connection,
                 "oauth",
             );
-            let label = view
-                .view
-                .connections()
-                .iter()
-                .find(|c| c.id == state.connection)
-                .map(|c| c.label.clone())
-                .unwrap_or_else(|| state.connection.clone());
             page(200, account_link::connected_page(&label), None)
         }
         Err(error) => refused(error.status(), &error.to_string()),
@@ -337,7 +454,7 @@ fn seal(
     env: &Env,
     tenant: &str,
     connection: &str,
-    member: &str,
+    member: Option<&str>,
     tokens: &Tokens,
 ) -> std::result::Result<String, String> {
     let vault = super::accounts::vault(env).map_err(|problem| {
@@ -350,7 +467,7 @@ fn seal(
     let owner = Owner {
         tenant,
         connection,
-        member: Some(member),
+        member,
     };
     Ok(vault.seal(owner, &tokens.to_sealable(), nonce))
 }
@@ -359,14 +476,14 @@ fn open(
     env: &Env,
     tenant: &str,
     connection: &str,
-    member: &str,
+    member: Option<&str>,
     sealed: &str,
 ) -> std::result::Result<Option<Tokens>, String> {
     let vault = super::accounts::vault(env).map_err(|e| e.to_string())?;
     let owner = Owner {
         tenant,
         connection,
-        member: Some(member),
+        member,
     };
     let plain = vault.open(owner, sealed).map_err(|e| e.to_string())?;
     Tokens::from_opened(&plain).map_err(|e| e.to_string())
@@ -374,44 +491,88 @@ fn open(
 
 // --- at call time: the refresh -----------------------------------------------------------
 
-/// The access token of `member`'s account, refreshed first when it is (nearly) expired. One
-/// refresh at a time per account: the call holding the roster's lease refreshes; the others
-/// wait for the row to change and use what it stored. The error is the call's tool result.
-/// The tool error for a personal account that exists but cannot be used (expired, needs
-/// re-connect): it tells the model to connect again.
-fn unusable_account(connection: &str, status: &str) -> CallToolResult {
-    CallToolResult::error(
-        Missing::Unusable {
-            connection: connection.to_owned(),
-            status: status.to_owned(),
-            personal: true,
-        }
-        .to_string(),
-    )
+/// One stored account holding OAuth tokens: a member's own (`member: Some`) or the shared one.
+#[derive(Debug, Clone, Copy)]
+pub struct Account<'a> {
+    pub tenant: &'a str,
+    pub connection: &'a str,
+    pub member: Option<&'a str>,
 }
 
+impl Account<'_> {
+    /// The roster's member column.
+    fn column(&self) -> &str {
+        self.member.unwrap_or(crate::accounts::SHARED)
+    }
+
+    /// Who it is in a log line.
+    fn who(&self) -> &str {
+        self.member.unwrap_or("(shared)")
+    }
+
+    fn log(&self, event: &str, detail: &str) {
+        log(event, self.tenant, self.who(), self.connection, detail);
+    }
+
+    /// The tool error for an account that exists but cannot be used (expired, refused): it
+    /// says how to connect again.
+    fn unusable(&self, status: &str) -> CallToolResult {
+        CallToolResult::error(
+            crate::credential::unusable(self.connection, status, self.member.is_some()).to_string(),
+        )
+    }
+
+    fn not_connected(&self) -> CallToolResult {
+        match self.member {
+            Some(_) => CallToolResult::error(
+                Missing::NotConnected {
+                    connection: self.connection.to_owned(),
+                }
+                .to_string(),
+            ),
+            None => CallToolResult::error(format!(
+                "the shared account of connection {:?} was removed meanwhile; call the tool again",
+                self.connection
+            )),
+        }
+    }
+}
+
+/// An access token to send, with the sealed value it came from (what a refused call marks).
+pub struct Access {
+    pub token: String,
+    pub sealed: String,
+    /// A refresh token is held: an upstream 401 may be answered with one forced refresh.
+    pub refreshable: bool,
+}
+
+impl Access {
+    fn of(sealed: String, tokens: Tokens) -> Access {
+        Access {
+            refreshable: tokens.refresh_token.is_some(),
+            token: tokens.access_token,
+            sealed,
+        }
+    }
+}
+
+/// The access token of an account, refreshed first when it is (nearly) expired, or in any case
+/// when `force` (the upstream refused the token `sealed` holds). One refresh at a time per
+/// account: the call holding the roster's lease refreshes; the others wait for the row to change
+/// and use what it stored. The error is the call's tool result.
 #[allow(clippy::too_many_arguments)]
 pub async fn access_token(
     env: &Env,
     config_loopback: bool,
     timeout_ms: u64,
-    identity: &Identity,
-    connection: &str,
+    account: Account<'_>,
     client: &Arc<OAuthClient>,
     mut sealed: String,
     mut tokens: Tokens,
     now: i64,
-) -> std::result::Result<String, CallToolResult> {
-    let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
-    let unusable = |status: &str| unusable_account(connection, status);
-    let not_connected = || {
-        CallToolResult::error(
-            Missing::NotConnected {
-                connection: connection.to_owned(),
-            }
-            .to_string(),
-        )
-    };
+    mut force: bool,
+) -> std::result::Result<Access, CallToolResult> {
+    let tenant = account.tenant;
     let unreachable =
         || CallToolResult::error("the gateway could not reach the tenant's roster; try again");
     let mut random = [0u8; 16];
@@ -424,22 +585,23 @@ pub async fn access_token(
     // A row that changed under us: use it if it is still connected.
     let take = |row: StoredAccount| -> std::result::Result<(String, Tokens), CallToolResult> {
         if row.status != STATUS_CONNECTED {
-            return Err(unusable(&row.status));
+            return Err(account.unusable(&row.status));
         }
-        match open(env, tenant, connection, member, &row.sealed) {
+        match open(env, tenant, account.connection, account.member, &row.sealed) {
             Ok(Some(tokens)) => Ok((row.sealed, tokens)),
             Ok(None) | Err(_) => Err(CallToolResult::error(format!(
-                "the stored account of connection {connection:?} cannot be opened; connect it again (connect_account)"
+                "the stored account of connection {:?} cannot be opened; connect it again (connect_account)",
+                account.connection
             ))),
         }
     };
     for _ in 0..MAX_WAITS {
-        if freshness(&tokens, now) == Freshness::Fresh {
-            return Ok(tokens.access_token);
+        if !force && freshness(&tokens, now) == Freshness::Fresh {
+            return Ok(Access::of(sealed, tokens));
         }
         let lease = Command::LeaseRefresh {
-            connection: connection.to_owned(),
-            member: member.to_owned(),
+            connection: account.connection.to_owned(),
+            member: account.column().to_owned(),
             sealed: sealed.clone(),
             holder: holder.clone(),
             now,
@@ -456,8 +618,7 @@ pub async fn access_token(
                     env,
                     config_loopback,
                     timeout_ms,
-                    identity,
-                    connection,
+                    account,
                     client,
                     &holder,
                     &tokens,
@@ -465,21 +626,27 @@ pub async fn access_token(
                 )
                 .await;
             }
-            LeaseReply::Changed { account } => (sealed, tokens) = take(account)?,
-            LeaseReply::Gone => return Err(not_connected()),
+            // Another call refreshed (or reconnected) meanwhile: what it stored is new, so a
+            // forced refresh is done.
+            LeaseReply::Changed { account: row } => {
+                (sealed, tokens) = take(row)?;
+                force = false;
+            }
+            LeaseReply::Gone => return Err(account.not_connected()),
             LeaseReply::Busy => {
                 Delay::from(Duration::from_millis(WAIT_STEP_MS)).await;
                 let read = Command::ReadAccount {
-                    connection: connection.to_owned(),
-                    member: Some(member.to_owned()),
+                    connection: account.connection.to_owned(),
+                    member: account.member.map(str::to_owned),
                 };
                 match roster(env, tenant, &read).await {
-                    Ok(Ok(Value::Null)) => return Err(not_connected()),
+                    Ok(Ok(Value::Null)) => return Err(account.not_connected()),
                     Ok(Ok(row)) => {
                         let row: StoredAccount =
                             serde_json::from_value(row).map_err(|_| unreachable())?;
                         if row.sealed != sealed || row.status != STATUS_CONNECTED {
                             (sealed, tokens) = take(row)?;
+                            force = false;
                         }
                     }
                     _ => return Err(unreachable()),
@@ -498,34 +665,26 @@ async fn refresh_holding(
     env: &Env,
     allow_loopback: bool,
     timeout_ms: u64,
-    identity: &Identity,
-    connection: &str,
+    account: Account<'_>,
     client: &OAuthClient,
     holder: &str,
     tokens: &Tokens,
     now: i64,
-) -> std::result::Result<String, CallToolResult> {
-    let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
+) -> std::result::Result<Access, CallToolResult> {
+    let tenant = account.tenant;
     let finish = |sealed: Option<String>, status: Option<&str>| Command::FinishRefresh {
-        connection: connection.to_owned(),
-        member: member.to_owned(),
+        connection: account.connection.to_owned(),
+        member: account.column().to_owned(),
         holder: holder.to_owned(),
         sealed,
         status: status.map(str::to_owned),
         now,
     };
-    let unusable = |status: &str| unusable_account(connection, status);
     let Some(refresh_token) = tokens.refresh_token.as_deref() else {
-        // Expired with nothing to refresh it with.
+        // Expired (or refused) with nothing to refresh it with.
         let _ = roster(env, tenant, &finish(None, Some(STATUS_EXPIRED))).await;
-        log(
-            "account_expired",
-            tenant,
-            member,
-            connection,
-            "no refresh token",
-        );
-        return Err(unusable(STATUS_EXPIRED));
+        account.log("account_expired", "no refresh token");
+        return Err(account.unusable(STATUS_EXPIRED));
     };
     let release = || finish(None, None);
     let prepared = client_credentials(env, tenant, client).and_then(|credentials| {
@@ -546,17 +705,17 @@ async fn refresh_holding(
     };
     match answer {
         Ok(fresh) => {
-            let sealed = match seal(env, tenant, connection, member, &fresh) {
+            let sealed = match seal(env, tenant, account.connection, account.member, &fresh) {
                 Ok(sealed) => sealed,
                 Err(problem) => {
                     let _ = roster(env, tenant, &release()).await;
                     return Err(CallToolResult::error(problem));
                 }
             };
-            match roster(env, tenant, &finish(Some(sealed), None)).await {
+            match roster(env, tenant, &finish(Some(sealed.clone()), None)).await {
                 Ok(Ok(reply)) if reply["stored"] == Value::Bool(true) => {
-                    log("account_refreshed", tenant, member, connection, "access token refreshed");
-                    Ok(fresh.access_token)
+                    account.log("account_refreshed", "access token refreshed");
+                    Ok(Access::of(sealed, fresh))
                 }
                 // Disconnected (or taken over) meanwhile: what was refreshed is not ours to use.
                 _ => Err(CallToolResult::error(
@@ -566,29 +725,46 @@ async fn refresh_holding(
         }
         Err(TokenError::InvalidGrant) => {
             let _ = roster(env, tenant, &finish(None, Some(STATUS_NEEDS_RECONNECT))).await;
-            log(
+            account.log(
                 "account_needs_reconnect",
-                tenant,
-                member,
-                connection,
                 "the provider refused the refresh (invalid_grant)",
             );
-            Err(unusable(STATUS_NEEDS_RECONNECT))
+            Err(account.unusable(STATUS_NEEDS_RECONNECT))
         }
         Err(error) => {
             let _ = roster(env, tenant, &release()).await;
-            log(
-                "account_refresh_failed",
-                tenant,
-                member,
-                connection,
-                &error.to_string(),
-            );
+            account.log("account_refresh_failed", &error.to_string());
             Err(CallToolResult::error(format!(
                 "the gateway could not refresh your access at the provider ({error}); try again in a moment"
             )))
         }
     }
+}
+
+/// After the upstream refused a stored account's token and the retry did not help: the row
+/// is marked (only while it still holds what was sent) and the caller gets the reconnect error.
+pub async fn mark_refused(
+    env: &Env,
+    account: Account<'_>,
+    sealed: &str,
+    status: &str,
+    now: i64,
+) -> CallToolResult {
+    let mark = Command::MarkAccount {
+        connection: account.connection.to_owned(),
+        member: account.member.map(str::to_owned),
+        sealed: sealed.to_owned(),
+        status: status.to_owned(),
+        now,
+    };
+    if let Err(error) = roster(env, account.tenant, &mark).await {
+        worker::console_error!("roster command failed: {error}");
+    }
+    account.log(
+        "account_needs_reconnect",
+        "the upstream refused the access token (HTTP 401)",
+    );
+    account.unusable(status)
 }
 
 // --- disconnecting -----------------------------------------------------------------------
@@ -619,7 +795,7 @@ pub async fn disconnect(
             Ok(Ok(row)) => serde_json::from_value::<StoredAccount>(row)
                 .ok()
                 .and_then(|row| {
-                    open(env, tenant, connection, member, &row.sealed)
+                    open(env, tenant, connection, Some(member), &row.sealed)
                         .ok()
                         .flatten()
                 }),

@@ -725,14 +725,24 @@ async fn serve_admin(
     };
     log.outcome = "ok".into();
     match admin::decide(route, &body, now_ms(), config.origin_rules()) {
-        Ok(plan) => perform_admin(env, config, plan).await,
+        Ok(plan) => perform_admin(env, config, &req, plan).await,
         Err(refusal) => refuse(&refusal),
     }
 }
 
 /// Performs an admin plan: the roster command, the KV read or write and its audit row.
-async fn perform_admin(env: &Env, config: &Config, plan: Plan) -> Result<Response> {
+async fn perform_admin(env: &Env, config: &Config, req: &Request, plan: Plan) -> Result<Response> {
     match plan {
+        Plan::ConnectSharedAccount(mut request) => {
+            // The link is opened in a browser, so it carries the origin clients use, and its
+            // expiry is on the clock the pages check it with.
+            let site = match oauth::site(req, config) {
+                Ok(site) => site,
+                Err(problem) => return error_response(500, &problem),
+            };
+            request.now = clock(req, config);
+            connect_oauth::shared_link(env, config, &site, request).await
+        }
         Plan::PutSharedAccount {
             tenant,
             connection,

@@ -8,6 +8,8 @@
 
 use worker::{Context, Env, Headers, Method, Request, RequestInit, RequestRedirect};
 
+use super::connect_oauth::{access_token, mark_refused, Account};
+use crate::credential::{after_upstream, AfterUpstream};
 use crate::mcp::wire::RpcError;
 use crate::mcp::CallToolResult;
 use crate::outbound::{build_request, OutboundConfig, OutboundRequest};
@@ -36,7 +38,7 @@ pub async fn execute(
     };
     // The caller's own account for a personal connection, never anyone else's; the shared
     // account or the operator's secret for a shared one (`credential::choose`).
-    let secret = match super::accounts::credential_for(
+    let used = match super::accounts::credential_for(
         env,
         identity,
         &call,
@@ -46,27 +48,65 @@ pub async fn execute(
     )
     .await
     {
-        Ok(secret) => secret,
+        Ok(used) => used,
         Err(refusal) => return Ok(refusal),
     };
-    // Anything the platform refuses while building or sending is this call's error, never the
-    // whole request's: the other calls of a batch still get their answers.
-    let (result, upstream_status) = match send(&request, secret.as_deref(), timeout_ms).await {
-        Ok(outcome) => outcome,
-        Err(error) => (
-            CallToolResult::error(format!(
-                "the gateway could not send this request: {}",
-                upstream::redact(
-                    &error.to_string(),
-                    &secret
-                        .as_deref()
-                        .map(|s| request.credential_forms(s))
-                        .unwrap_or_default()
-                )
-            )),
-            None,
-        ),
-    };
+    let (mut result, mut upstream_status) =
+        send_answer(&request, used.secret.as_deref(), timeout_ms).await;
+    // An access token the API refused: one forced refresh and one retry, then the account is
+    // marked (`credential::after_upstream`).
+    if let Some(oauth) = &used.oauth {
+        let account = Account {
+            tenant: &identity.tenant,
+            connection: &call.connection.id,
+            member: oauth.member.as_deref(),
+        };
+        let mut sealed = oauth.sealed.clone();
+        let mut retried = false;
+        loop {
+            match after_upstream(upstream_status, used.sent(), retried) {
+                AfterUpstream::Answer => break,
+                AfterUpstream::MarkAccount { status } => {
+                    result = mark_refused(env, account, &sealed, status, now).await;
+                    break;
+                }
+                AfterUpstream::RefreshAndRetry => {
+                    let tokens = match open_tokens(env, account, &sealed) {
+                        Ok(tokens) => tokens,
+                        Err(refusal) => {
+                            result = refusal;
+                            break;
+                        }
+                    };
+                    match access_token(
+                        env,
+                        allow_loopback_http,
+                        timeout_ms,
+                        account,
+                        &oauth.client,
+                        sealed.clone(),
+                        tokens,
+                        now,
+                        true,
+                    )
+                    .await
+                    {
+                        Ok(access) => {
+                            sealed = access.sealed;
+                            retried = true;
+                            (result, upstream_status) =
+                                send_answer(&request, Some(&access.token), timeout_ms).await;
+                        }
+                        // A refused refresh has marked the row; its error says how to reconnect.
+                        Err(refusal) => {
+                            result = refusal;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
     let latency_ms = super::now_ms() - started;
     let outcome = if result.is_error { "tool_error" } else { "ok" };
     let line = serde_json::json!({
@@ -114,6 +154,58 @@ fn keep_record(env: &Env, ctx: &Context, identity: &Identity, record: Command) {
             worker::console_error!("audit record failed: {e}");
         }
     });
+}
+
+/// [`send`], with what the platform refused while building or sending as this call's error,
+/// never the whole request's: the other calls of a batch still get their answers.
+async fn send_answer(
+    request: &OutboundRequest,
+    secret: Option<&str>,
+    timeout_ms: u64,
+) -> (CallToolResult, Option<u16>) {
+    match send(request, secret, timeout_ms).await {
+        Ok(outcome) => outcome,
+        Err(error) => (
+            CallToolResult::error(format!(
+                "the gateway could not send this request: {}",
+                upstream::redact(
+                    &error.to_string(),
+                    &secret
+                        .map(|s| request.credential_forms(s))
+                        .unwrap_or_default()
+                )
+            )),
+            None,
+        ),
+    }
+}
+
+/// The tokens a stored account holds now, for a forced refresh.
+fn open_tokens(
+    env: &Env,
+    account: Account<'_>,
+    sealed: &str,
+) -> Result<crate::provider_oauth::Tokens, CallToolResult> {
+    let opened = super::accounts::vault(env).ok().and_then(|vault| {
+        let owner = crate::vault::Owner {
+            tenant: account.tenant,
+            connection: account.connection,
+            member: account.member,
+        };
+        vault.open(owner, sealed).ok()
+    });
+    opened
+        .and_then(|plain| {
+            crate::provider_oauth::Tokens::from_opened(&plain)
+                .ok()
+                .flatten()
+        })
+        .ok_or_else(|| {
+            CallToolResult::error(format!(
+                "the stored account of connection {:?} cannot be opened; connect it again",
+                account.connection
+            ))
+        })
 }
 
 /// Builds the platform request, sends it with the timeout and maps the answer, redacting the

@@ -830,6 +830,28 @@ impl Roster {
                 .map_err(storage)?;
                 Ok(json!({"stored": written.rows_written() > 0}))
             }
+            Command::MarkAccount {
+                connection,
+                member,
+                sealed,
+                status,
+                now,
+            } => {
+                let cursor = self
+                    .sql
+                    .exec(
+                        accounts::MARK_SQL,
+                        vec![
+                            status.into(),
+                            (now as f64).into(),
+                            connection.into(),
+                            member.unwrap_or_default().into(),
+                            sealed.into(),
+                        ],
+                    )
+                    .map_err(storage)?;
+                Ok(json!({"marked": cursor.rows_written() > 0}))
+            }
             Command::LinkSpent { hash } => {
                 let rows: Vec<Count> = self
                     .sql

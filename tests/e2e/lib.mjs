@@ -254,3 +254,21 @@ export async function tablesOf(file) {
       error ? reject(new Error(`reading ${file}: ${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)));
   });
 }
+
+/**
+ * Runs one statement on a Roster Durable Object's SQLite file with Node 22's node:sqlite: the
+ * rows of a SELECT, else {changes}. `write` only while the server is stopped (scripts/e2e.sh's
+ * rotation suite), so the object never sees its storage change under it.
+ */
+export async function sqlite(file, sql, params = [], { write = false } = {}) {
+  const { execFile } = await import("node:child_process");
+  const node22 = new URL("../conformance/node_modules/node/bin/node", import.meta.url).pathname;
+  const script = 'const {DatabaseSync}=require("node:sqlite");const [f,sql,params,write]=process.argv.slice(1);' +
+    'const db=new DatabaseSync(f,{readOnly:write!=="1"});const st=db.prepare(sql);' +
+    'const out=/^\\s*select/i.test(sql)?st.all(...JSON.parse(params)):{changes:Number(st.run(...JSON.parse(params)).changes)};' +
+    'db.close();console.log(JSON.stringify(out))';
+  return new Promise((resolve, reject) => {
+    execFile(node22, ["-e", script, file, sql, JSON.stringify(params), write ? "1" : "0"], { timeout: 30_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`sqlite ${file}: ${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)));
+  });
+}

@@ -7,7 +7,9 @@
 // Two members connect through the pages in Debian's headless Chromium (screenshots in
 // $FG_ARTEFACTS/oauth-accounts); each call carries the caller's own access token; an expired
 // token is refreshed exactly once under concurrent calls; consent withdrawn at the provider
-// gives invalid_grant, the connect_account error and needs_reconnect; disconnecting revokes at
+// gives invalid_grant, the connect_account error and needs_reconnect; a token the API refuses
+// (401) is refreshed once and the call sent again once, and a refused refresh or a second 401
+// marks needs_reconnect; disconnecting revokes at
 // the provider (RFC 7009) and deletes the row, also when the revocation fails. Forged, reused,
 // other members' and other tenants' states are refused with nothing stored. At the end every
 // answer, the audit and the server log are searched for every token and the client secret.
@@ -16,7 +18,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { BASE, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, testClock } from "./lib.mjs";
+import { BASE, ADMIN_SECRET, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, testClock } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 import { startProvider } from "./provider.mjs";
 
@@ -73,13 +75,40 @@ function documents() {
           annotations: { readOnlyHint: true },
           operation: { method: "GET", path: "/items/{item_id}" },
         }],
+      }, {
+        // The same provider's API for the team: its shared account is connected by an admin
+        // (POST …/connections/team/account/connect); the Worker secret it names is not set.
+        id: "saas-team",
+        label: "Saas Team",
+        origin: up.origin,
+        base_path: "/v1",
+        auth: {
+          scheme: "bearer",
+          oauth: {
+            authorization_endpoint: `${provider.origin}/authorize`,
+            token_endpoint: `${provider.origin}/token`,
+            scopes: ["items.read", "offline_access"],
+            client: "SAAS_OAUTH",
+            client_auth: "client_secret_basic",
+          },
+        },
+        tools: [{
+          name: "get_team_item",
+          description: "Get one of the team's items by its id.",
+          inputSchema: { type: "object", properties: { item_id: str }, required: ["item_id"] },
+          annotations: { readOnlyHint: true },
+          operation: { method: "GET", path: "/team/{item_id}" },
+        }],
       }],
-      connections: [{ id: "mine", connector: "saas", label: "Mine", account: "personal" }],
+      connections: [
+        { id: "mine", connector: "saas", label: "Mine", account: "personal" },
+        { id: "team", connector: "saas-team", label: "Team", credential: "T_PROV__TEAM_UNSET" },
+      ],
     },
     policy: {
       schema: 1,
       tenant: TENANT,
-      roles: { member: { connectors: { allow: ["saas"] }, connect: { allow: ["saas"] } } },
+      roles: { member: { connectors: { allow: ["saas", "saas-team"] }, connect: { allow: ["saas"] } } },
     },
   };
 }
@@ -367,6 +396,92 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal(after.requests[0].headers.authorization, `Bearer ${issuedTo.ada.at(-1).access_token}`);
   });
 
+  test("the API refuses a token before it expires (401): one forced refresh, the call sent again once and answered", async () => {
+    const current = issuedTo.ada.at(-1);
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    assert.notEqual(seen.json.result.isError, true, JSON.stringify(seen.json));
+    const done = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(done.length, 1, `exactly one refresh, saw ${done.length}`);
+    assert.equal(done[0].status, 200);
+    assert.equal(done[0].form.refresh_token, current.refresh_token, "ada's refresh token");
+    issuedTo.ada.push({ ...done[0].answer, refresh_token: done[0].answer.refresh_token ?? current.refresh_token });
+    const fresh = done[0].answer.access_token;
+    assert.deepEqual(seen.requests.map((r) => [r.headers.authorization, r.status]),
+      [[`Bearer ${current.access_token}`, 401], [`Bearer ${fresh}`, 200]], "refused once, then sent once with the refreshed token");
+    assert.equal((await statusOf("ada")).account_status, "connected");
+    // The refreshed token was stored: the next call sends it and asks the provider nothing.
+    const next = await upstreamSeen("ada");
+    assert.equal(next.requests.length, 1);
+    assert.equal(next.requests[0].headers.authorization, `Bearer ${fresh}`);
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
+  });
+
+  test("the API refuses the token and the provider refuses the refresh: needs_reconnect and how to reconnect", async () => {
+    const current = issuedTo.ada.at(-1);
+    provider.withdrawConsent(current.refresh_token);
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    assert.equal(seen.json.result.isError, true, JSON.stringify(seen.json));
+    const said = seen.json.result.content[0].text;
+    assert.match(said, /connect_account/);
+    assert.match(said, /needs_reconnect/);
+    assert.match(said, /"mine"/);
+    assert.ok(!said.includes("invalid_token"), "the API's own answer is not the error");
+    assert.deepEqual(seen.requests.map((r) => r.status), [401], "sent once, not again after the refused refresh");
+    const tried = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(tried.length, 1);
+    assert.equal(tried[0].status, 400);
+    assert.equal((await statusOf("ada")).account_status, "needs_reconnect");
+    // Marked: the next call sends nothing and asks the provider nothing.
+    const again = await upstreamSeen("ada");
+    assert.equal(again.json.result.content[0].text, said, "one message for a marked account");
+    assert.deepEqual(again.requests, []);
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
+  });
+
+  test("the API refuses the refreshed token too: one refresh, one retry, then needs_reconnect", async () => {
+    const reconnected = await connectInBrowser("ada", "ada-reconnected-after-401");
+    assert.match(reconnected.html, /Account connected/);
+    issuedTo.ada.push(provider.tokenRequests("authorization_code").at(-1).answer);
+    const current = issuedTo.ada.at(-1);
+    assert.equal((await statusOf("ada")).account_status, "connected");
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen(() => true);
+    let seen;
+    try {
+      seen = await upstreamSeen("ada");
+    } finally {
+      up.refuseWhen(null);
+    }
+    const done = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(done.length, 1, `one refresh, saw ${done.length}`);
+    assert.equal(done[0].status, 200);
+    issuedTo.ada.push(done[0].answer);
+    assert.deepEqual(seen.requests.map((r) => [r.headers.authorization, r.status]),
+      [[`Bearer ${current.access_token}`, 401], [`Bearer ${done[0].answer.access_token}`, 401]], "one retry, no more");
+    assert.equal(seen.json.result.isError, true);
+    const said = seen.json.result.content[0].text;
+    assert.match(said, /connect_account/);
+    assert.match(said, /needs_reconnect/);
+    assert.equal((await statusOf("ada")).account_status, "needs_reconnect");
+    const again = await upstreamSeen("ada");
+    assert.deepEqual(again.requests, [], "marked: nothing sent");
+    assert.equal(provider.tokenRequests("refresh_token").length, refreshes + 1);
+  });
+
   test("disconnect_account revokes at the provider (RFC 7009) and deletes the row", async () => {
     const answer = await ok("bob", "disconnect_account", { connection: "mine" });
     assert.equal(answer.disconnected, true);
@@ -398,12 +513,87 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal((await statusOf("eve")).account_status, "not_connected");
   });
 
+  test("a tenant admin connects the shared account at the provider; members' calls on the shared connection carry it", async () => {
+    up.take();
+    const before = await call("cy", "get_team_item", { item_id: "t1" });
+    assert.equal(before.result.isError, true, "no shared account yet, and the Worker secret is not set");
+    assert.deepEqual(up.take(), []);
+    const personal = await adminCall("POST", `tenants/${TENANT}/connections/mine/account/connect`);
+    received.push(personal.text);
+    assert.equal(personal.status, 409, personal.text);
+    assert.match(personal.json.error, /personal/);
+    // On the suite's clock, like the pages that check the link and store the tokens.
+    const response = await fetch(`${BASE}/admin/v1/tenants/${TENANT}/connections/team/account/connect`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ADMIN_SECRET}`, ...clock.headers() },
+      signal: AbortSignal.timeout(20_000),
+    });
+    const issued = { status: response.status, text: await response.text() };
+    issued.json = JSON.parse(issued.text);
+    received.push(issued.text);
+    assert.equal(issued.status, 200, issued.text);
+    assert.equal(issued.json.connection, "team");
+    assert.equal(issued.json.member, null);
+    assert.match(issued.json.url, new RegExp(`^${BASE.replace(/[.]/g, "\\.")}/connect\\?link=fgk1\\.${TENANT}\\._shared\\.team\\.`));
+    // Headless, as a browser would: the link, the provider, the callback with the cookie.
+    const exchanges = provider.tokenRequests("authorization_code").length;
+    const first = await fetchText(issued.json.url, { headers: clock.headers() });
+    assert.equal(first.status, 302, first.text);
+    const location = new URL(first.headers.get("location"));
+    assert.equal(`${location.origin}${location.pathname}`, `${provider.origin}/authorize`);
+    assert.match(location.searchParams.get("state"), new RegExp(`^fgs1\\.${TENANT}\\._shared\\.team\\.`));
+    const cookie = `${COOKIE}=${(first.headers.get("set-cookie") ?? "").match(new RegExp(`${COOKIE}=([^;]+)`))[1]}`;
+    const atProvider = await fetch(location, { redirect: "manual" });
+    assert.equal(atProvider.status, 302);
+    const back = atProvider.headers.get("location");
+    const done = await fetchText(back, { headers: { Cookie: cookie, ...clock.headers() } });
+    assert.equal(done.status, 200, done.text);
+    assert.match(done.text, /Account connected/);
+    const exchange = provider.tokenRequests("authorization_code");
+    assert.equal(exchange.length, exchanges + 1, "one code exchange");
+    const shared = exchange.at(-1).answer;
+    // Stored as the shared account: no member's row, listed with member null.
+    const listed = await adminCall("GET", `tenants/${TENANT}/accounts`);
+    received.push(listed.text);
+    assert.ok(listed.json.some((a) => a.connection === "team" && a.member === null && a.status === "connected"), listed.text);
+    // Two members' calls on the shared connection carry the shared token.
+    for (const member of ["cy", "ada"]) {
+      up.take();
+      const json = await call(member, "get_team_item", { item_id: "t1" });
+      assert.notEqual(json.result.isError, true, JSON.stringify(json));
+      const seen = up.take();
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0].path, "/v1/team/t1");
+      assert.equal(seen[0].headers.authorization, `Bearer ${shared.access_token}`, `${member} used the shared account`);
+    }
+    // The link works once.
+    const again = await fetchText(issued.json.url, { headers: clock.headers() });
+    assert.equal(again.status, 410, again.text);
+    // The shared token refused by the API: one forced refresh of the shared account, then answered.
+    const refreshes = provider.tokenRequests("refresh_token").length;
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${shared.access_token}`);
+    let seen;
+    try {
+      up.take();
+      const json = await call("cy", "get_team_item", { item_id: "t2" });
+      assert.notEqual(json.result.isError, true, JSON.stringify(json));
+      seen = up.take();
+    } finally {
+      up.refuseWhen(null);
+    }
+    const refreshed = provider.tokenRequests("refresh_token").slice(refreshes);
+    assert.equal(refreshed.length, 1);
+    assert.equal(refreshed[0].form.refresh_token, shared.refresh_token, "the shared account's refresh token");
+    assert.deepEqual(seen.map((r) => [r.headers.authorization, r.status]),
+      [[`Bearer ${shared.access_token}`, 401], [`Bearer ${refreshed[0].answer.access_token}`, 200]]);
+  });
+
   test("the audit records connections and disconnections, never a token", async () => {
     const audit = await adminCall("GET", `tenants/${TENANT}/audit`);
     received.push(audit.text);
     assert.equal(audit.status, 200, audit.text);
     const actions = [...audit.json.operator, ...audit.json.control].map((r) => `${r.action} ${r.target} ${r.actor}`);
-    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.connect mine eve", "account.disconnect mine bob", "account.disconnect mine eve"]) {
+    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.connect mine eve", "account.disconnect mine bob", "account.disconnect mine eve", "account.connect team operator"]) {
       assert.ok(actions.includes(expected), `${expected} in ${actions}`);
     }
   });

@@ -12,6 +12,10 @@
 //   /v1/badjson    200 application/json whose body is not JSON
 //   /v1/redirect   302 to another origin: a second recording listener on another 127.0.0.1 port
 //   anything else  200 application/json echoing {method, path, query, body}
+//
+// `refuseWhen(test)`: from then on a request for which test(request) holds gets 401
+// application/json {"error":"invalid_token"} on any path, as an API answers a token it no
+// longer accepts (revoked or rotated at the provider before it expired); null stops it.
 import { createServer } from "node:http";
 
 export const SLOW_MS = 4_000;
@@ -20,17 +24,23 @@ export async function startUpstream() {
   const requests = [];
   const timers = new Set();
   let other;
+  let refuse = null;
   const handler = (listener) => (req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
       const url = new URL(req.url, "http://127.0.0.1");
-      requests.push({ listener, method: req.method, url: req.url, path: url.pathname, headers: { ...req.headers }, body });
+      const record = { listener, method: req.method, url: req.url, path: url.pathname, headers: { ...req.headers }, body };
+      requests.push(record);
       const json = (status, value, headers = {}) => {
+        record.status = status;
         res.writeHead(status, { "Content-Type": "application/json", ...headers });
         res.end(JSON.stringify(value));
       };
+      if (refuse && refuse(record)) {
+        return json(401, { error: "invalid_token" }, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+      }
       switch (url.pathname) {
         case "/v1/text":
           res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -116,6 +126,10 @@ export async function startUpstream() {
     port,
     origin: `http://127.0.0.1:${port}`,
     requests,
+    /** From now on, answers 401 to every request `test` holds for (null: none). */
+    refuseWhen(test) {
+      refuse = test;
+    },
     /** Forgets what was recorded so far; returns it. */
     take() {
       return requests.splice(0, requests.length);
