@@ -522,6 +522,22 @@ impl Account<'_> {
         )
     }
 
+    /// The OAuth tokens `sealed` holds for this account; the error is the call's tool result.
+    pub fn open(&self, env: &Env, sealed: &str) -> std::result::Result<Tokens, CallToolResult> {
+        match open(env, self.tenant, self.connection, self.member, sealed) {
+            Ok(Some(tokens)) => Ok(tokens),
+            Ok(None) | Err(_) => Err(CallToolResult::error(format!(
+                "the stored account of connection {:?} cannot be opened; connect it again{}",
+                self.connection,
+                if self.member.is_some() {
+                    " (connect_account)"
+                } else {
+                    ""
+                }
+            ))),
+        }
+    }
+
     fn not_connected(&self) -> CallToolResult {
         match self.member {
             Some(_) => CallToolResult::error(
@@ -587,13 +603,8 @@ pub async fn access_token(
         if row.status != STATUS_CONNECTED {
             return Err(account.unusable(&row.status));
         }
-        match open(env, tenant, account.connection, account.member, &row.sealed) {
-            Ok(Some(tokens)) => Ok((row.sealed, tokens)),
-            Ok(None) | Err(_) => Err(CallToolResult::error(format!(
-                "the stored account of connection {:?} cannot be opened; connect it again (connect_account)",
-                account.connection
-            ))),
-        }
+        let tokens = account.open(env, &row.sealed)?;
+        Ok((row.sealed, tokens))
     };
     for _ in 0..MAX_WAITS {
         if !force && freshness(&tokens, now) == Freshness::Fresh {

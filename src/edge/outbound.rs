@@ -71,7 +71,7 @@ pub async fn execute(
                     break;
                 }
                 AfterUpstream::RefreshAndRetry => {
-                    let tokens = match open_tokens(env, account, &sealed) {
+                    let tokens = match account.open(env, &sealed) {
                         Ok(tokens) => tokens,
                         Err(refusal) => {
                             result = refusal;
@@ -178,34 +178,6 @@ async fn send_answer(
             None,
         ),
     }
-}
-
-/// The tokens a stored account holds now, for a forced refresh.
-fn open_tokens(
-    env: &Env,
-    account: Account<'_>,
-    sealed: &str,
-) -> Result<crate::provider_oauth::Tokens, CallToolResult> {
-    let opened = super::accounts::vault(env).ok().and_then(|vault| {
-        let owner = crate::vault::Owner {
-            tenant: account.tenant,
-            connection: account.connection,
-            member: account.member,
-        };
-        vault.open(owner, sealed).ok()
-    });
-    opened
-        .and_then(|plain| {
-            crate::provider_oauth::Tokens::from_opened(&plain)
-                .ok()
-                .flatten()
-        })
-        .ok_or_else(|| {
-            CallToolResult::error(format!(
-                "the stored account of connection {:?} cannot be opened; connect it again",
-                account.connection
-            ))
-        })
 }
 
 /// Builds the platform request, sends it with the timeout and maps the answer, redacting the

@@ -12,14 +12,13 @@ import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { BASE, CLOCK_HEADER, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, listAll } from "./lib.mjs";
+import { BASE, CLOCK_HEADER, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, listAll, upstreamConnector } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
 const TENANT = "accts";
 const OPERATOR_SECRET = "e2e-shared-operator-secret"; // T_ACCTS__SHARED_TOKEN in scripts/e2e.sh
 const COOKIE = "__Host-floorgate-csrf";
 const LINK_TTL_MS = 15 * 60 * 1000;
-const str = { type: "string" };
 
 // Distinct, recognisable keys: each is searched for in everything the suite received.
 const KEYS = {
@@ -41,20 +40,7 @@ function documents(origin) {
   const catalog = {
     schema: 1,
     tenant: TENANT,
-    private_connectors: [{
-      id: "stand-in",
-      label: "Stand In",
-      origin,
-      base_path: "/v1",
-      auth: { scheme: "bearer" },
-      tools: [{
-        name: "get_item",
-        description: "Get one item by its id.",
-        inputSchema: { type: "object", properties: { item_id: str }, required: ["item_id"] },
-        annotations: { readOnlyHint: true },
-        operation: { method: "GET", path: "/items/{item_id}" },
-      }],
-    }],
+    private_connectors: [upstreamConnector(origin)],
     connections: [
       { id: "mine", connector: "stand-in", label: "Mine", account: "personal" },
       { id: "team", connector: "stand-in", label: "Team", credential: "T_ACCTS__SHARED_TOKEN" },

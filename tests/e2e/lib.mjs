@@ -188,6 +188,22 @@ export function testClock(start = 0) {
   };
 }
 
+/** The recording upstream's read tool: `get_item` (GET /items/{item_id}) unless renamed. */
+export function itemTool({ name = "get_item", description = "Get one item by its id.", path = "/items/{item_id}" } = {}) {
+  return {
+    name,
+    description,
+    inputSchema: { type: "object", properties: { item_id: { type: "string" } }, required: ["item_id"] },
+    annotations: { readOnlyHint: true },
+    operation: { method: "GET", path },
+  };
+}
+
+/** A private connector whose API is the recording upstream at `origin`, under `/v1`. */
+export function upstreamConnector(origin, { id = "stand-in", label = "Stand In", auth = { scheme: "bearer" }, tools = [itemTool()] } = {}) {
+  return { id, label, origin, base_path: "/v1", auth, tools };
+}
+
 /** tools/call through the raw endpoint; returns the parsed answer. */
 export async function callTool(grant, name, args = {}, { headers = {}, id = 1 } = {}) {
   return rpc("tools/call", { name, arguments: args }, { grant, headers: { "MCP-Protocol-Version": "2025-11-25", ...headers }, id });

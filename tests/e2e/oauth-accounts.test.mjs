@@ -18,7 +18,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { BASE, ADMIN_SECRET, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, testClock } from "./lib.mjs";
+import { BASE, ADMIN_SECRET, admin as adminCall, callTool as rawCallTool, putMember, issueGrant, testClock, itemTool, upstreamConnector } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 import { startProvider } from "./provider.mjs";
 
@@ -31,7 +31,6 @@ const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
   "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const SHOTS = join(process.env.FG_ARTEFACTS || new URL("../../target/e2e-artefacts", import.meta.url).pathname, "oauth-accounts");
 const HOUR = 3600 * 1000;
-const str = { type: "string" };
 
 /** Every body the gateway answered, to search for the tokens at the end. */
 const received = [];
@@ -47,59 +46,41 @@ let browser;
 // The suite's test clock: offsets only grow (lib.mjs).
 const clock = testClock(0);
 
+/** Bearer auth whose tokens come from the provider's sign-in (`extra`: more endpoints). */
+function oauthAuth(extra = {}) {
+  return {
+    scheme: "bearer",
+    oauth: {
+      authorization_endpoint: `${provider.origin}/authorize`,
+      token_endpoint: `${provider.origin}/token`,
+      ...extra,
+      scopes: ["items.read", "offline_access"],
+      client: "SAAS_OAUTH",
+      client_auth: "client_secret_basic",
+    },
+  };
+}
+
 function documents() {
   return {
     catalog: {
       schema: 1,
       tenant: TENANT,
-      private_connectors: [{
-        id: "saas",
-        label: "Saas",
-        origin: up.origin,
-        base_path: "/v1",
-        auth: {
-          scheme: "bearer",
-          oauth: {
-            authorization_endpoint: `${provider.origin}/authorize`,
-            token_endpoint: `${provider.origin}/token`,
-            revocation_endpoint: `${provider.origin}/revoke`,
-            scopes: ["items.read", "offline_access"],
-            client: "SAAS_OAUTH",
-            client_auth: "client_secret_basic",
-          },
-        },
-        tools: [{
-          name: "get_item",
-          description: "Get one item by its id.",
-          inputSchema: { type: "object", properties: { item_id: str }, required: ["item_id"] },
-          annotations: { readOnlyHint: true },
-          operation: { method: "GET", path: "/items/{item_id}" },
-        }],
-      }, {
+      private_connectors: [
+        upstreamConnector(up.origin, {
+          id: "saas",
+          label: "Saas",
+          auth: oauthAuth({ revocation_endpoint: `${provider.origin}/revoke` }),
+        }),
         // The same provider's API for the team: its shared account is connected by an admin
         // (POST …/connections/team/account/connect); the Worker secret it names is not set.
-        id: "saas-team",
-        label: "Saas Team",
-        origin: up.origin,
-        base_path: "/v1",
-        auth: {
-          scheme: "bearer",
-          oauth: {
-            authorization_endpoint: `${provider.origin}/authorize`,
-            token_endpoint: `${provider.origin}/token`,
-            scopes: ["items.read", "offline_access"],
-            client: "SAAS_OAUTH",
-            client_auth: "client_secret_basic",
-          },
-        },
-        tools: [{
-          name: "get_team_item",
-          description: "Get one of the team's items by its id.",
-          inputSchema: { type: "object", properties: { item_id: str }, required: ["item_id"] },
-          annotations: { readOnlyHint: true },
-          operation: { method: "GET", path: "/team/{item_id}" },
-        }],
-      }],
+        upstreamConnector(up.origin, {
+          id: "saas-team",
+          label: "Saas Team",
+          auth: oauthAuth(),
+          tools: [itemTool({ name: "get_team_item", description: "Get one of the team's items by its id.", path: "/team/{item_id}" })],
+        }),
+      ],
       connections: [
         { id: "mine", connector: "saas", label: "Mine", account: "personal" },
         { id: "team", connector: "saas-team", label: "Team", credential: "T_PROV__TEAM_UNSET" },

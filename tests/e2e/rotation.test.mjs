@@ -18,13 +18,12 @@ import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { BASE, admin as adminCall, callTool, putMember, issueGrant, rosterFiles, sqlite } from "./lib.mjs";
+import { BASE, admin as adminCall, callTool, putMember, issueGrant, rosterFiles, sqlite, upstreamConnector } from "./lib.mjs";
 import { startUpstream } from "./upstream.mjs";
 
 const PHASE = process.env.FG_ROTATION_PHASE;
 const STATE = process.env.FG_ROTATION_STATE;
 const COOKIE = "__Host-floorgate-csrf";
-const str = { type: "string" };
 // Each tenant's member: its roster file is the one whose members table holds it.
 const MEMBER = { rot: "ada-rot", rot2: "bea-rot2" };
 
@@ -38,20 +37,7 @@ function documents(tenant, origin) {
     catalog: {
       schema: 1,
       tenant,
-      private_connectors: [{
-        id: "stand-in",
-        label: "Stand In",
-        origin,
-        base_path: "/v1",
-        auth: { scheme: "bearer" },
-        tools: [{
-          name: "get_item",
-          description: "Get one item by its id.",
-          inputSchema: { type: "object", properties: { item_id: str }, required: ["item_id"] },
-          annotations: { readOnlyHint: true },
-          operation: { method: "GET", path: "/items/{item_id}" },
-        }],
-      }],
+      private_connectors: [upstreamConnector(origin)],
       connections: [
         // Shared connections name a Worker secret, which none of these tenants has: every call
         // below uses the account set through the admin API.

@@ -522,12 +522,8 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                         None => {
                             let j = others.iter().position(|o| std::ptr::eq(*o, t));
                             let df = j.map_or(0, |j| other_rec.df[j]);
-                            let role = match t.kind {
-                                Kind::Value => Role::Value,
-                                Kind::Marker => Role::Marker,
-                                Kind::Frame => Role::Phrasing,
-                                _ => Role::StopWord,
-                            };
+                            // Not a word (or one past MAX_QUERY_TERMS): the text gives its role.
+                            let role = Role::from_kind(t.kind).unwrap_or(Role::StopWord);
                             (role, df, stages::idf(visible.len(), df as usize), 0.0)
                         }
                     };

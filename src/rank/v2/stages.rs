@@ -174,7 +174,8 @@ pub enum Role {
 }
 
 impl Role {
-    fn from_kind(kind: Kind) -> Option<Role> {
+    /// The role the text alone gives a token (`None`: a word, for the mass stage to decide).
+    pub(super) fn from_kind(kind: Kind) -> Option<Role> {
         match kind {
             Kind::StopWord => Some(Role::StopWord),
             Kind::Value => Some(Role::Value),
