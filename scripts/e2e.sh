@@ -150,6 +150,15 @@ run_node_suite() { # name file
   passed=${passed:-0}
   failed=$(( ${failed:-0} + ${cancelled:-0} ))
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  if [ "$failed" -gt 0 ]; then
+    # Each failing test's TAP block (name, error, expected and actual), kept for the end of the
+    # run: CI shows the tail of the output, and the cause belongs there beside the summary.
+    awk -v suite="$name" '
+      /^ *not ok / { on = 1; lines = 0; print "[" suite "] " $0; next }
+      on && (/^ *\.\.\.$/ || /^ *stack: /) { on = 0; next }
+      on && lines < 24 { print "    " $0; lines++ }
+    ' "$WORK/$name.tap" >> "$WORK/failures.txt"
+  fi
   record "$name" "$passed" "$failed" $(( $(date +%s) - t0 ))
 }
 
@@ -249,4 +258,9 @@ echo
 echo "e2e summary ($(( $(date +%s) - started )) s):"
 printf '%s\n' "${SUITE_LINES[@]}"
 echo "$TOTAL_PASSED passed, $TOTAL_FAILED failed"
+if [ -s "$WORK/failures.txt" ]; then
+  echo
+  echo "e2e failures (each test's own report; the full output is above):"
+  cat "$WORK/failures.txt"
+fi
 [ "$TOTAL_FAILED" -eq 0 ]
