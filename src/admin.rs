@@ -682,6 +682,14 @@ pub enum Plan {
     },
     /// Answer a one-time link that connects the shared account at the provider.
     ConnectSharedAccount(SharedConnect),
+    /// Delete the shared account of `connection` with `command`; the shell first revokes its
+    /// tokens at the provider when the connection's connector connects through OAuth and the
+    /// provider has a revocation endpoint (RFC 7009), as `disconnect_account` does.
+    DeleteSharedAccount {
+        tenant: String,
+        connection: String,
+        command: Command,
+    },
 }
 
 /// A one-time link for whoever holds the admin API to connect a shared connection's account at
@@ -874,15 +882,16 @@ pub fn decide(
                 now,
             }))
         }
-        Route::DeleteSharedAccount { tenant, connection } => roster(
+        Route::DeleteSharedAccount { tenant, connection } => Ok(Plan::DeleteSharedAccount {
             tenant,
-            Command::DeleteAccount {
-                connection,
+            command: Command::DeleteAccount {
+                connection: connection.clone(),
                 member: None,
                 now,
                 by: Actor::Operator,
             },
-        ),
+            connection,
+        }),
         Route::ListExecutions { tenant } => roster(
             tenant,
             Command::ListExecutions {
@@ -1309,6 +1318,34 @@ mod tests {
                 now: 5,
                 by: Actor::Operator
             }
+        );
+    }
+
+    #[test]
+    fn deleting_a_shared_account_is_the_operators_delete_of_the_row_without_a_member() {
+        let delete = route("DELETE", "/admin/v1/tenants/acme/connections/team/account").unwrap();
+        let plan = decide(delete, b"", 9, OriginRules::STORED).unwrap();
+        let Plan::DeleteSharedAccount {
+            tenant,
+            connection,
+            command,
+        } = plan
+        else {
+            panic!("{plan:?}")
+        };
+        assert_eq!((tenant.as_str(), connection.as_str()), ("acme", "team"));
+        assert_eq!(
+            command,
+            Command::DeleteAccount {
+                connection: "team".into(),
+                member: None,
+                now: 9,
+                by: Actor::Operator
+            }
+        );
+        assert_eq!(
+            route("POST", "/admin/v1/tenants/acme/connections/team/account"),
+            Err(RouteError::MethodNotAllowed("PUT or DELETE"))
         );
     }
 

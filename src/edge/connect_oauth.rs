@@ -780,6 +780,84 @@ pub async fn mark_refused(
 
 // --- disconnecting -----------------------------------------------------------------------
 
+/// What revoking a stored account at its provider came to, for the answer that deletes it.
+#[derive(Debug, Default)]
+pub struct Revocation {
+    /// `true` revoked, `false` the provider did not confirm, null nothing was sent (no stored
+    /// tokens, or the provider has no revocation endpoint).
+    pub revoked: Value,
+    /// Why it was not confirmed, and what the owner of the account can do.
+    pub note: Option<String>,
+}
+
+impl Revocation {
+    /// Adds `revoked_at_provider` (and the note) to the answer of the deletion.
+    pub fn annotate(self, answer: &mut Value) {
+        let Value::Object(fields) = answer else {
+            return;
+        };
+        fields.insert("revoked_at_provider".into(), self.revoked);
+        if let Some(note) = self.note {
+            fields.insert("note".into(), Value::String(note));
+        }
+    }
+}
+
+/// Revokes the tokens `account` stores at the provider of `client` when it has a revocation
+/// endpoint (RFC 7009). The row is the caller's to delete, also when this fails.
+pub async fn revoke_at_provider(
+    env: &Env,
+    config: &Config,
+    account: Account<'_>,
+    client: &OAuthClient,
+) -> Revocation {
+    let mut outcome = Revocation::default();
+    let Some(endpoint) = client.revocation_endpoint.as_ref() else {
+        return outcome;
+    };
+    let read = Command::ReadAccount {
+        connection: account.connection.to_owned(),
+        member: account.member.map(str::to_owned),
+    };
+    let tokens = match roster(env, account.tenant, &read).await {
+        Ok(Ok(Value::Null)) => None,
+        Ok(Ok(row)) => serde_json::from_value::<StoredAccount>(row)
+            .ok()
+            .and_then(|row| account.open(env, &row.sealed).ok()),
+        _ => None,
+    };
+    let Some(tokens) = tokens else {
+        return outcome;
+    };
+    let sent = match client_credentials(env, account.tenant, client) {
+        Err(problem) => Err(problem),
+        Ok(credentials) => match revocation_request(client, &credentials, &tokens) {
+            None => Err("no revocation endpoint".to_owned()),
+            Some(form) => match endpoint_allowed(endpoint, config.allow_loopback_http) {
+                Err(problem) => Err(problem),
+                Ok(_) => match post_form(&form, config.upstream_timeout_ms).await {
+                    Ok(Some((status, _))) if revocation_succeeded(status) => Ok(()),
+                    Ok(Some((status, _))) => Err(format!("the provider answered HTTP {status}")),
+                    Ok(None) => Err("the provider did not answer in time".to_owned()),
+                    Err(_) => Err("the provider could not be reached".to_owned()),
+                },
+            },
+        },
+    };
+    match sent {
+        Ok(()) => {
+            outcome.revoked = Value::Bool(true);
+            account.log("account_revocation", "revoked at the provider");
+        }
+        Err(problem) => {
+            outcome.revoked = Value::Bool(false);
+            outcome.note = Some(format!("the provider did not confirm the revocation ({problem}); the tokens were deleted here all the same: revoke the gateway's access in the account's settings at the provider if it must stop everywhere"));
+            account.log("account_revocation", "revocation failed");
+        }
+    }
+    outcome
+}
+
 /// `disconnect_account` for a connection whose connector declares OAuth: the tokens are
 /// revoked at the provider when it has a revocation endpoint, then the row is deleted — also
 /// when the revocation failed, and the answer says so.
@@ -794,74 +872,20 @@ pub async fn disconnect(
         return CallToolResult::error("nothing to disconnect");
     };
     let (tenant, member) = (identity.tenant.as_str(), identity.member.as_str());
-    let mut revoked: Value = Value::Null;
-    let mut note: Option<String> = None;
-    if let Some(client) = client.as_ref().filter(|c| c.revocation_endpoint.is_some()) {
-        let read = Command::ReadAccount {
-            connection: connection.clone(),
-            member: Some(member.to_owned()),
-        };
-        let tokens = match roster(env, tenant, &read).await {
-            Ok(Ok(Value::Null)) => None,
-            Ok(Ok(row)) => serde_json::from_value::<StoredAccount>(row)
-                .ok()
-                .and_then(|row| {
-                    open(env, tenant, connection, Some(member), &row.sealed)
-                        .ok()
-                        .flatten()
-                }),
-            _ => None,
-        };
-        if let Some(tokens) = tokens {
-            let outcome = match client_credentials(env, tenant, client) {
-                Err(problem) => Err(problem),
-                Ok(credentials) => match revocation_request(client, &credentials, &tokens) {
-                    None => Err("no revocation endpoint".to_owned()),
-                    Some(form) => match client
-                        .revocation_endpoint
-                        .as_ref()
-                        .map(|e| endpoint_allowed(e, config.allow_loopback_http))
-                    {
-                        Some(Err(problem)) => Err(problem),
-                        _ => match post_form(&form, config.upstream_timeout_ms).await {
-                            Ok(Some((status, _))) if revocation_succeeded(status) => Ok(()),
-                            Ok(Some((status, _))) => {
-                                Err(format!("the provider answered HTTP {status}"))
-                            }
-                            Ok(None) => Err("the provider did not answer in time".to_owned()),
-                            Err(_) => Err("the provider could not be reached".to_owned()),
-                        },
-                    },
-                },
-            };
-            match outcome {
-                Ok(()) => revoked = Value::Bool(true),
-                Err(problem) => {
-                    revoked = Value::Bool(false);
-                    note = Some(format!("the provider did not confirm the revocation ({problem}); the tokens were deleted here all the same: revoke the gateway's access in your account settings at the provider if it must stop everywhere"));
-                }
-            }
-            log(
-                "account_revocation",
-                tenant,
-                member,
-                connection,
-                if revoked == Value::Bool(true) {
-                    "revoked at the provider"
-                } else {
-                    "revocation failed"
-                },
-            );
-        }
-    }
+    let account = Account {
+        tenant,
+        connection,
+        member: Some(member),
+    };
+    let revocation = match client.as_deref() {
+        Some(client) => revoke_at_provider(env, config, account, client).await,
+        None => Revocation::default(),
+    };
     match roster(env, tenant, &command).await {
         Ok(Ok(reply)) => {
             let mut answer = crate::gateway::control::roster_reply(&command, reply);
             if client.is_some() {
-                answer["revoked_at_provider"] = revoked;
-                if let Some(note) = note {
-                    answer["note"] = Value::String(note);
-                }
+                revocation.annotate(&mut answer);
             }
             CallToolResult::json(answer)
         }

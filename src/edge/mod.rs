@@ -765,6 +765,36 @@ async fn perform_admin(env: &Env, config: &Config, req: &Request, plan: Plan) ->
             };
             answer(admin::roster_answer(roster(env, &tenant, &command).await?))
         }
+        Plan::DeleteSharedAccount {
+            tenant,
+            connection,
+            command,
+        } => {
+            // Revoked at the provider first when the connector connects through OAuth; a
+            // catalog that cannot be read, or a key-based connector, only deletes the row.
+            let client = store::tenant(env, &tenant, now_ms(), config.collapse_threshold)
+                .await
+                .ok()
+                .and_then(|prepared| {
+                    admin::shared_oauth_target(&prepared.catalog, &connection).ok()
+                });
+            let revocation = match client.as_deref() {
+                Some(client) => {
+                    let account = connect_oauth::Account {
+                        tenant: &tenant,
+                        connection: &connection,
+                        member: None,
+                    };
+                    Some(connect_oauth::revoke_at_provider(env, config, account, client).await)
+                }
+                None => None,
+            };
+            let mut reply = admin::roster_answer(roster(env, &tenant, &command).await?);
+            if let (Some(revocation), 200) = (revocation, reply.status) {
+                revocation.annotate(&mut reply.body);
+            }
+            answer(reply)
+        }
         Plan::Roster { object, command } => {
             answer(admin::roster_answer(roster(env, &object, &command).await?))
         }

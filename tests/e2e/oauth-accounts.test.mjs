@@ -34,6 +34,8 @@ const HOUR = 3600 * 1000;
 
 /** Every body the gateway answered, to search for the tokens at the end. */
 const received = [];
+/** The shared account's refresh token, once an admin connected it. */
+let sharedRefreshToken = null;
 const grants = {};
 /** Each member's tokens as the provider issued them, newest last. */
 const issuedTo = {};
@@ -77,7 +79,7 @@ function documents() {
         upstreamConnector(up.origin, {
           id: "saas-team",
           label: "Saas Team",
-          auth: oauthAuth(),
+          auth: oauthAuth({ revocation_endpoint: `${provider.origin}/revoke` }),
           tools: [itemTool({ name: "get_team_item", description: "Get one of the team's items by its id.", path: "/team/{item_id}" })],
         }),
       ],
@@ -567,6 +569,32 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal(refreshed[0].form.refresh_token, shared.refresh_token, "the shared account's refresh token");
     assert.deepEqual(seen.map((r) => [r.headers.authorization, r.status]),
       [[`Bearer ${shared.access_token}`, 401], [`Bearer ${refreshed[0].answer.access_token}`, 200]]);
+    sharedRefreshToken = refreshed[0].answer.refresh_token ?? shared.refresh_token;
+  });
+
+  test("an admin deleting the shared account revokes it at the provider (RFC 7009); members' calls then have none", async () => {
+    assert.ok(sharedRefreshToken, "the test before connected the shared account");
+    const revocations = provider.requests.filter((r) => r.path === "/revoke").length;
+    const deleted = await adminCall("DELETE", `tenants/${TENANT}/connections/team/account`);
+    received.push(deleted.text);
+    assert.equal(deleted.status, 200, deleted.text);
+    assert.equal(deleted.json.revoked_at_provider, true, deleted.text);
+    const sent = provider.requests.filter((r) => r.path === "/revoke").slice(revocations);
+    assert.equal(sent.length, 1, "one revocation");
+    assert.equal(sent[0].form.token, sharedRefreshToken, "the shared account's current refresh token");
+    assert.equal(sent[0].form.token_type_hint, "refresh_token");
+    const listed = await adminCall("GET", `tenants/${TENANT}/accounts`);
+    received.push(listed.text);
+    assert.ok(!listed.json.some((a) => a.connection === "team"), listed.text);
+    up.take();
+    const after = await call("cy", "get_team_item", { item_id: "t1" });
+    assert.equal(after.result.isError, true, JSON.stringify(after));
+    assert.deepEqual(up.take(), [], "nothing sent without the shared account");
+    const again = await adminCall("DELETE", `tenants/${TENANT}/connections/team/account`);
+    received.push(again.text);
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.json.revoked_at_provider, null, "nothing stored, nothing revoked");
+    assert.equal(provider.requests.filter((r) => r.path === "/revoke").length, revocations + 1);
   });
 
   test("the audit records connections and disconnections, never a token", async () => {
@@ -574,7 +602,7 @@ describe("accounts members connect at an OAuth provider", () => {
     received.push(audit.text);
     assert.equal(audit.status, 200, audit.text);
     const actions = [...audit.json.operator, ...audit.json.control].map((r) => `${r.action} ${r.target} ${r.actor}`);
-    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.connect mine eve", "account.disconnect mine bob", "account.disconnect mine eve", "account.connect team operator"]) {
+    for (const expected of ["account.connect mine ada", "account.connect mine bob", "account.connect mine eve", "account.disconnect mine bob", "account.disconnect mine eve", "account.connect team operator", "account.disconnect team operator"]) {
       assert.ok(actions.includes(expected), `${expected} in ${actions}`);
     }
   });
