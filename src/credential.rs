@@ -3,24 +3,28 @@
 //! A personal connection uses the caller's own account and nothing else: with none, the call
 //! is a tool error that tells the model to call `connect_account`, never another member's or a
 //! shared credential. A shared connection uses the account a tenant admin set, else the
-//! operator-named Worker secret, as before accounts existed.
+//! operator-named Worker secret, as before accounts existed; with neither, the call is a tool
+//! error that says a tenant administrator must set the account.
 
 use std::fmt;
 
 use crate::accounts::{AccountKind, STATUS_CONNECTED};
-use crate::catalog::Connection;
+use crate::catalog::{AuthScheme, Connection};
 use crate::names::ControlOpKind;
 use crate::roster::StoredAccount;
 
-/// The account row to read before a call: `Some(member column)`, or `None` when nothing is
-/// to be read (the connector takes no credential).
-pub fn account_to_read<'a>(connection: &Connection, member: &'a str) -> Option<Option<&'a str>> {
+/// The account row to read before a call to `connection`, whose connector sends credentials
+/// as `auth`: `Some(member column)`, or `None` when nothing is to be read (the connector takes
+/// no credential).
+pub fn account_to_read<'a>(
+    connection: &Connection,
+    auth: &AuthScheme,
+    member: &'a str,
+) -> Option<Option<&'a str>> {
     match connection.account {
+        _ if !auth.takes_credential() => None,
         AccountKind::Personal => Some(Some(member)),
-        AccountKind::Shared if connection.credential.is_some() => Some(None),
-        // A shared connection without a Worker secret is one whose connector uses no
-        // credential (`auth: none`; the catalog refuses any other).
-        AccountKind::Shared => None,
+        AccountKind::Shared => Some(None),
     }
 }
 
@@ -43,6 +47,8 @@ pub enum Source<'a> {
 pub enum Missing {
     /// The caller has not connected their account to a personal connection.
     NotConnected { connection: String },
+    /// A shared connection with no Worker secret whose account no tenant admin has set yet.
+    NoSharedAccount { connection: String },
     /// The caller's (or the shared) account is stored but expired or needs a reconnect.
     Unusable {
         connection: String,
@@ -58,6 +64,10 @@ impl fmt::Display for Missing {
             Missing::NotConnected { connection } => write!(
                 f,
                 "you have not connected your own account to connection {connection:?}, which uses each member's own account: call {connect} with {{\"connection\": {connection:?}}} and give the user the link it returns to paste their key; then call this tool again"
+            ),
+            Missing::NoSharedAccount { connection } => write!(
+                f,
+                "connection {connection:?} uses an account shared by the organization, and none is set yet: ask a tenant administrator to set it"
             ),
             Missing::Unusable {
                 connection,
@@ -77,15 +87,17 @@ impl fmt::Display for Missing {
     }
 }
 
-/// The credential of a call to `connection` by `member`, given the stored account that
-/// [`account_to_read`] named (`None`: no row, or the member is not active).
+/// The credential of a call to `connection` (its connector sending credentials as `auth`) by
+/// `member`, given the stored account that [`account_to_read`] named (`None`: no row, or the
+/// member is not active).
 pub fn choose<'a>(
     connection: &'a Connection,
+    auth: &AuthScheme,
     member: &'a str,
     stored: Option<&'a StoredAccount>,
 ) -> Result<Source<'a>, Missing> {
     let unusable = |status: &str, personal: bool| unusable(&connection.id, status, personal);
-    match (account_to_read(connection, member), stored) {
+    match (account_to_read(connection, auth, member), stored) {
         (None, _) => Ok(Source::Nothing),
         (Some(Some(member)), Some(row)) if row.status == STATUS_CONNECTED => Ok(Source::Stored {
             member: Some(member),
@@ -100,10 +112,13 @@ pub fn choose<'a>(
             sealed: &row.sealed,
         }),
         (Some(None), Some(row)) => Err(unusable(&row.status, false)),
-        (Some(None), None) => Ok(connection
+        (Some(None), None) => connection
             .credential
             .as_deref()
-            .map_or(Source::Nothing, Source::WorkerSecret)),
+            .map(Source::WorkerSecret)
+            .ok_or_else(|| Missing::NoSharedAccount {
+                connection: connection.id.clone(),
+            }),
     }
 }
 

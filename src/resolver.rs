@@ -95,6 +95,8 @@ pub struct VisibleConnection {
     /// Whether an operator-named Worker secret backs it (a shared connection's fallback); the
     /// name itself stays in the catalog.
     pub operator_secret: bool,
+    /// Whether its connector sends a credential at all (not `auth: none`).
+    pub takes_credential: bool,
 }
 
 /// Everything one member may see, computed from the catalog and their restrictions.
@@ -176,6 +178,7 @@ impl MemberView {
                     status: c.status,
                     account: c.account,
                     operator_secret: c.credential.is_some(),
+                    takes_credential: connector.auth.takes_credential(),
                 }));
             let mut usable: Vec<&Connection> = visible
                 .into_iter()

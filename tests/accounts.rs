@@ -10,7 +10,7 @@ use floorgate::account_link::{
 use floorgate::accounts::{AccountKind, STATUS_CONNECTED, STATUS_EXPIRED, STATUS_NEEDS_RECONNECT};
 use floorgate::admin::{self, AdminError, Plan, Route};
 use floorgate::binding::{is_reserved, vault_version_of};
-use floorgate::catalog::{Catalog, Directory, OriginRules};
+use floorgate::catalog::{AuthScheme, Catalog, Directory, OriginRules};
 use floorgate::control::ControlOp;
 use floorgate::credential::{self, Missing, Source};
 use floorgate::gateway::control::{answer, with_accounts, Answer, STATUS_NOT_NEEDED};
@@ -185,6 +185,7 @@ fn tenant() -> Tenant {
             {"id": "linear-off", "connector": "linear", "label": "Old Linear", "account": "personal", "status": "disabled"},
             {"id": "linear-secret", "connector": "linear", "label": "Secret Linear", "account": "personal"},
             {"id": "notion-team", "connector": "notion", "label": "Team Notion", "credential": "T_ACME__NOTION"},
+            {"id": "notion-admin", "connector": "notion", "label": "Admin Notion"},
             {"id": "hn", "connector": "hn", "label": "Public"}
         ]}),
         &directory,
@@ -325,6 +326,11 @@ fn list_connections_says_whose_account_and_its_status_never_a_credential() {
     let team = by_id(&out, "notion-team");
     assert_eq!(team["account"], "shared");
     assert_eq!(team["account_status"], "connected", "the operator's secret");
+    assert_eq!(
+        by_id(&out, "notion-admin")["account_status"],
+        "not_connected",
+        "no Worker secret and no account set"
+    );
     assert_eq!(by_id(&out, "hn")["account_status"], STATUS_NOT_NEEDED);
     assert!(
         out["connections"]
@@ -344,6 +350,15 @@ fn list_connections_says_whose_account_and_its_status_never_a_credential() {
         created_at: 1,
         updated_at: 2,
     }];
+    let set = [AccountInfo {
+        connection: "notion-admin".into(),
+        member: None,
+        status: STATUS_CONNECTED.into(),
+        created_at: 1,
+        updated_at: 2,
+    }];
+    let out = with_accounts(listing.clone(), "bob", &set);
+    assert_eq!(by_id(&out, "notion-admin")["account_status"], "connected");
     let out = with_accounts(listing, "bob", &expired);
     assert_eq!(by_id(&out, "notion-team")["account_status"], "expired");
     assert_eq!(by_id(&out, "linear-me")["account_status"], "not_connected");
@@ -353,8 +368,9 @@ fn list_connections_says_whose_account_and_its_status_never_a_credential() {
 fn a_personal_call_uses_the_callers_account_and_never_falls_back() {
     let t = tenant();
     let personal = t.catalog.connection("linear-me").unwrap();
+    let bearer = AuthScheme::Bearer;
     assert_eq!(
-        credential::account_to_read(personal, "ada"),
+        credential::account_to_read(personal, &bearer, "ada"),
         Some(Some("ada"))
     );
     let row = StoredAccount {
@@ -362,7 +378,7 @@ fn a_personal_call_uses_the_callers_account_and_never_falls_back() {
         status: STATUS_CONNECTED.into(),
     };
     assert_eq!(
-        credential::choose(personal, "ada", Some(&row)),
+        credential::choose(personal, &bearer, "ada", Some(&row)),
         Ok(Source::Stored {
             member: Some("ada"),
             sealed: "fgv1.1.sealed"
@@ -370,7 +386,7 @@ fn a_personal_call_uses_the_callers_account_and_never_falls_back() {
     );
     // No account: a tool error naming connect_account and the connection, never the shared
     // or another member's credential.
-    let missing = credential::choose(personal, "ada", None).unwrap_err();
+    let missing = credential::choose(personal, &bearer, "ada", None).unwrap_err();
     assert_eq!(
         missing,
         Missing::NotConnected {
@@ -383,7 +399,7 @@ fn a_personal_call_uses_the_callers_account_and_never_falls_back() {
         sealed: "fgv1.1.sealed".into(),
         status: STATUS_EXPIRED.into(),
     };
-    assert!(credential::choose(personal, "ada", Some(&expired))
+    assert!(credential::choose(personal, &bearer, "ada", Some(&expired))
         .unwrap_err()
         .to_string()
         .contains("connect_account"));
@@ -393,10 +409,14 @@ fn a_personal_call_uses_the_callers_account_and_never_falls_back() {
 fn a_shared_call_uses_the_admin_set_account_else_the_operator_secret() {
     let t = tenant();
     let shared = t.catalog.connection("notion-team").unwrap();
+    let header = AuthScheme::Header("X-Key".into());
     assert_eq!(shared.account, AccountKind::Shared);
-    assert_eq!(credential::account_to_read(shared, "ada"), Some(None));
     assert_eq!(
-        credential::choose(shared, "ada", None),
+        credential::account_to_read(shared, &header, "ada"),
+        Some(None)
+    );
+    assert_eq!(
+        credential::choose(shared, &header, "ada", None),
         Ok(Source::WorkerSecret("T_ACME__NOTION"))
     );
     let row = StoredAccount {
@@ -404,15 +424,44 @@ fn a_shared_call_uses_the_admin_set_account_else_the_operator_secret() {
         status: STATUS_CONNECTED.into(),
     };
     assert_eq!(
-        credential::choose(shared, "ada", Some(&row)),
+        credential::choose(shared, &header, "ada", Some(&row)),
         Ok(Source::Stored {
             member: None,
             sealed: "fgv1.1.team"
         })
     );
+    // No Worker secret: only the account a tenant admin sets, else a tool error saying so.
+    let admin_set = t.catalog.connection("notion-admin").unwrap();
+    assert_eq!(admin_set.credential, None);
+    assert_eq!(
+        credential::account_to_read(admin_set, &header, "ada"),
+        Some(None)
+    );
+    let missing = credential::choose(admin_set, &header, "ada", None).unwrap_err();
+    assert_eq!(
+        missing,
+        Missing::NoSharedAccount {
+            connection: "notion-admin".into()
+        }
+    );
+    assert!(
+        missing.to_string().contains("tenant administrator"),
+        "{missing}"
+    );
+    assert!(!missing.to_string().contains("connect_account"));
+    assert!(matches!(
+        credential::choose(admin_set, &header, "ada", Some(&row)),
+        Ok(Source::Stored { member: None, .. })
+    ));
     let none = t.catalog.connection("hn").unwrap();
-    assert_eq!(credential::account_to_read(none, "ada"), None);
-    assert_eq!(credential::choose(none, "ada", None), Ok(Source::Nothing));
+    assert_eq!(
+        credential::account_to_read(none, &AuthScheme::None, "ada"),
+        None
+    );
+    assert_eq!(
+        credential::choose(none, &AuthScheme::None, "ada", None),
+        Ok(Source::Nothing)
+    );
 }
 
 // --- the admin API and the deployment's names ----------------------------------------------
@@ -548,7 +597,8 @@ fn the_reconnect_error_after_a_refused_token_names_how_to_reconnect_and_nothing_
     };
     let t = tenant();
     let personal = t.catalog.connection("linear-me").unwrap();
-    let chosen = credential::choose(personal, "ada", Some(&marked))
+    let bearer = AuthScheme::Bearer;
+    let chosen = credential::choose(personal, &bearer, "ada", Some(&marked))
         .unwrap_err()
         .to_string();
     assert_eq!(

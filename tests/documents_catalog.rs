@@ -480,15 +480,14 @@ fn connection_rules() {
         catalog_errors(with(catalog_doc(), "/connections/1/status", json!("paused"))),
         ["connections[1].status: unknown status \"paused\" (expected \"active\" or \"disabled\")"]
     );
+    // A shared connection without a Worker secret: its account is the one a tenant admin sets.
     let mut doc = catalog_doc();
     doc["connections"][0]
         .as_object_mut()
         .unwrap()
         .remove("credential");
-    assert_eq!(
-        catalog_errors(doc),
-        ["connections[0].credential: required field is missing (the name of the Worker secret holding this account's credential)"]
-    );
+    let catalog = Catalog::from_value(&doc, &directory()).unwrap();
+    assert_eq!(catalog.connection("notion-eng").unwrap().credential, None);
     assert_eq!(
         catalog_errors(with(catalog_doc(), "/connections/2/credential", json!("T_ACME__HN"))),
         ["connections[2].credential: connector \"hn\" uses no credential (auth scheme \"none\"); remove this field"]

@@ -31,6 +31,14 @@ pub enum AuthScheme {
     None,
 }
 
+impl AuthScheme {
+    /// Whether calls send a credential: an account (a member's, the shared one set by a tenant
+    /// admin) or an operator-named Worker secret.
+    pub fn takes_credential(&self) -> bool {
+        *self != AuthScheme::None
+    }
+}
+
 /// Where arguments that no list names are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgPlace {

@@ -143,8 +143,9 @@ pub struct Connection {
     pub connector: String,
     /// Shown to members and used as the `connection` value of merged tools.
     pub label: String,
-    /// The name of the Worker secret holding the credential; `None` for `auth: none` and for a
-    /// personal connection (each member's own account is in the tenant's roster, sealed).
+    /// The name of the Worker secret holding the credential; `None` for `auth: none`, for a
+    /// personal connection (each member's own account is in the tenant's roster, sealed) and
+    /// for a shared one whose account only a tenant admin sets (sealed in the roster too).
     pub credential: Option<String>,
     pub status: ConnectionStatus,
     /// Whose account a call uses: the connection's one (shared) or the caller's (personal).
@@ -641,20 +642,20 @@ fn parse_connection(
             ),
             (_, None) => {}
         },
-        (Some(connector), _) => match (&connector.auth, credential) {
-            (AuthScheme::None, Some(_)) => problems.push(
-                &fields.path("credential"),
-                format!(
-                    "connector {} uses no credential (auth scheme \"none\"); remove this field",
-                    quote(&connector.id)
-                ),
-            ),
-            (AuthScheme::None, None) | (_, Some(_)) => {}
-            (_, None) => problems.push(
-                &fields.path("credential"),
-                "required field is missing (the name of the Worker secret holding this account's credential)",
-            ),
-        },
+        // A shared connection. Without a Worker secret, calls use the account a tenant admin
+        // sets (`PUT …/connections/{c}/account` or `…/account/connect`); until then they are a
+        // tool error that says so.
+        (Some(connector), _) => {
+            if connector.auth == AuthScheme::None && credential.is_some() {
+                problems.push(
+                    &fields.path("credential"),
+                    format!(
+                        "connector {} uses no credential (auth scheme \"none\"); remove this field",
+                        quote(&connector.id)
+                    ),
+                );
+            }
+        }
         (None, _) => {}
     }
     let status = match fields.optional_str("status", problems) {

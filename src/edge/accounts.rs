@@ -158,7 +158,8 @@ pub async fn credential_for(
         oauth: None,
     };
     let stored: Option<StoredAccount> =
-        match credential::account_to_read(&call.connection, &identity.member) {
+        match credential::account_to_read(&call.connection, &call.connector.auth, &identity.member)
+        {
             None => None,
             Some(member) => {
                 let command = Command::ReadAccount {
@@ -178,8 +179,13 @@ pub async fn credential_for(
                 }
             }
         };
-    let source = credential::choose(&call.connection, &identity.member, stored.as_ref())
-        .map_err(|missing| CallToolResult::error(missing.to_string()))?;
+    let source = credential::choose(
+        &call.connection,
+        &call.connector.auth,
+        &identity.member,
+        stored.as_ref(),
+    )
+    .map_err(|missing| CallToolResult::error(missing.to_string()))?;
     match source {
         Source::Nothing => Ok(plain(None)),
         Source::WorkerSecret(name) => {

@@ -206,6 +206,7 @@ pub fn list_connections(view: &MemberView, connector: Option<&str>) -> Value {
                 "status": c.status.as_str(),
                 "account": c.account.as_str(),
                 "operator_secret": c.operator_secret,
+                "takes_credential": c.takes_credential,
             })
         })
         .collect();
@@ -235,10 +236,11 @@ pub fn with_accounts(listing: Value, member: &str, accounts: &[AccountInfo]) -> 
                     }
             });
             let operator_secret = entry["operator_secret"] == Value::Bool(true);
+            let takes_credential = entry["takes_credential"] == Value::Bool(true);
             let status = match row {
                 Some(row) => row.status.as_str(),
+                None if !takes_credential => STATUS_NOT_NEEDED,
                 None if !personal && operator_secret => STATUS_CONNECTED,
-                None if !personal => STATUS_NOT_NEEDED,
                 None => STATUS_NOT_CONNECTED,
             };
             entry["account_status"] = json!(status);
@@ -247,6 +249,7 @@ pub fn with_accounts(listing: Value, member: &str, accounts: &[AccountInfo]) -> 
             }
             if let Value::Object(fields) = entry {
                 fields.remove("operator_secret");
+                fields.remove("takes_credential");
             }
         }
     }

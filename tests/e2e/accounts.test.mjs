@@ -28,6 +28,7 @@ const KEYS = {
   team: `team-admin-key-${randomBytes(8).toString("hex")}`,
   refused: `refused-key-${randomBytes(8).toString("hex")}`,
   cy: `cy-key-${randomBytes(8).toString("hex")}`,
+  org: `org-admin-key-${randomBytes(8).toString("hex")}`,
 };
 
 /** Every body the gateway answered, to search for the keys at the end. */
@@ -44,6 +45,8 @@ function documents(origin) {
     connections: [
       { id: "mine", connector: "stand-in", label: "Mine", account: "personal" },
       { id: "team", connector: "stand-in", label: "Team", credential: "T_ACCTS__SHARED_TOKEN" },
+      // Shared, with no Worker secret: only the account a tenant admin sets.
+      { id: "org", connector: "stand-in", label: "Org" },
       { id: "secret-mine", connector: "stand-in", label: "Secret", account: "personal" },
     ],
   };
@@ -168,7 +171,9 @@ describe("accounts members connect with a pasted key", () => {
     for (const name of ["connect_account", "disconnect_account", "list_connections"]) assert.ok(names.includes(name), name);
     const listed = await ok("ada", "list_connections", {});
     const byId = Object.fromEntries(listed.connections.map((c) => [c.id, c]));
-    assert.deepEqual(Object.keys(byId).sort(), ["mine", "team"], "the withheld connection is not listed");
+    assert.deepEqual(Object.keys(byId).sort(), ["mine", "org", "team"], "the withheld connection is not listed");
+    assert.equal(byId.org.account, "shared");
+    assert.equal(byId.org.account_status, "not_connected", "no Worker secret, no account set");
     assert.equal(byId.mine.account, "personal");
     assert.equal(byId.mine.account_status, "not_connected");
     assert.equal(byId.team.account, "shared");
@@ -310,6 +315,25 @@ describe("accounts members connect with a pasted key", () => {
     assert.equal(deleted.status, 200, deleted.text);
     ({ requests } = await upstreamSeen("bob", "Team"));
     assert.equal(requests[0].headers.authorization, `Bearer ${OPERATOR_SECRET}`);
+  });
+
+  test("a shared connection without a Worker secret: calls wait for a tenant admin's account, then carry it", async () => {
+    let { json, requests } = await upstreamSeen("bob", "Org");
+    assert.equal(json.result.isError, true, JSON.stringify(json));
+    assert.match(json.result.content[0].text, /"org" uses an account shared by the organization, and none is set yet: ask a tenant administrator/);
+    assert.deepEqual(requests, [], "nothing sent");
+    const put = await admin("PUT", `tenants/${TENANT}/connections/org/account`, { credential: KEYS.org });
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await statusOf("bob", "org")).account_status, "connected");
+    ({ requests } = await upstreamSeen("bob", "Org"));
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].headers.authorization, `Bearer ${KEYS.org}`);
+    const deleted = await admin("DELETE", `tenants/${TENANT}/connections/org/account`);
+    assert.equal(deleted.status, 200, deleted.text);
+    ({ json, requests } = await upstreamSeen("bob", "Org"));
+    assert.equal(json.result.isError, true, JSON.stringify(json));
+    assert.deepEqual(requests, [], "no account, no fallback: nothing sent");
+    assert.equal((await statusOf("bob", "org")).account_status, "not_connected");
   });
 
   test("disconnect_account deletes the member's key; the next call asks to connect again", async () => {
