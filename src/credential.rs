@@ -127,7 +127,10 @@ pub fn choose<'a>(
 pub enum Sent {
     /// An OAuth access token from a stored account; `refreshable` when a refresh token is held.
     AccessToken { refreshable: bool },
-    /// A pasted key, a Worker secret, or nothing: a 401 is the API's answer to pass on.
+    /// A key pasted into a stored account (a member's own or the shared one).
+    StoredKey,
+    /// A Worker secret, or nothing: a 401 is the API's answer to pass on (the operator's
+    /// secret is not the gateway's to mark).
     Other,
 }
 
@@ -145,16 +148,19 @@ pub enum AfterUpstream {
 }
 
 /// Decides after the upstream answered `status` (`None`: no answer) to a call sent with `sent`;
-/// `retried` when this answer is to the one retry after a forced refresh. Only a 401 to an
-/// access token acts: one refresh and one retry, then the account needs a reconnect.
+/// `retried` when this answer is to the one retry after a forced refresh. Only a 401 to a
+/// stored account acts: an access token gets one refresh and one retry, then the account needs
+/// a reconnect; a pasted key needs one at once (the API no longer accepts it: revoked, rotated
+/// or mistyped). A 403 is about what the account may do, not who it is: passed on.
 pub fn after_upstream(status: Option<u16>, sent: Sent, retried: bool) -> AfterUpstream {
+    let mark = AfterUpstream::MarkAccount {
+        status: crate::accounts::STATUS_NEEDS_RECONNECT,
+    };
     match (status, sent) {
         (Some(401), Sent::AccessToken { refreshable }) if refreshable && !retried => {
             AfterUpstream::RefreshAndRetry
         }
-        (Some(401), Sent::AccessToken { .. }) => AfterUpstream::MarkAccount {
-            status: crate::accounts::STATUS_NEEDS_RECONNECT,
-        },
+        (Some(401), Sent::AccessToken { .. } | Sent::StoredKey) => mark,
         _ => AfterUpstream::Answer,
     }
 }

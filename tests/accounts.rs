@@ -547,7 +547,7 @@ fn the_vault_master_keys_are_the_gateways_own_never_a_credential() {
 // --- an upstream 401 to a stored account's access token -----------------------------------
 
 #[test]
-fn an_upstream_401_to_an_access_token_refreshes_once_then_marks_the_account() {
+fn an_upstream_401_to_a_stored_account_marks_it_after_one_refresh_of_an_access_token() {
     use credential::{after_upstream, AfterUpstream, Sent};
     let token = Sent::AccessToken { refreshable: true };
     let mark = AfterUpstream::MarkAccount {
@@ -568,7 +568,7 @@ fn an_upstream_401_to_an_access_token_refreshes_once_then_marks_the_account() {
         assert_eq!(after_upstream(status, token, false), AfterUpstream::Answer);
         assert_eq!(after_upstream(status, token, true), AfterUpstream::Answer);
     }
-    // A pasted key or a Worker secret refused: the API's answer, passed on, nothing marked.
+    // A Worker secret refused: the API's answer, passed on, nothing marked.
     assert_eq!(
         after_upstream(Some(401), Sent::Other, false),
         AfterUpstream::Answer
@@ -577,6 +577,15 @@ fn an_upstream_401_to_an_access_token_refreshes_once_then_marks_the_account() {
         after_upstream(Some(401), Sent::Other, true),
         AfterUpstream::Answer
     );
+    // A pasted key refused: nothing to refresh, marked at once; a 403 (not allowed, but known)
+    // or any other answer is passed on.
+    assert_eq!(after_upstream(Some(401), Sent::StoredKey, false), mark);
+    for status in [Some(200), Some(403), Some(404), Some(500), None] {
+        assert_eq!(
+            after_upstream(status, Sent::StoredKey, false),
+            AfterUpstream::Answer
+        );
+    }
 }
 
 #[test]

@@ -121,6 +121,14 @@ pub struct Used {
     pub secret: Option<String>,
     /// A stored account's OAuth access token: what an upstream 401 refreshes or marks.
     pub oauth: Option<StoredOAuth>,
+    /// A stored account's pasted key: what an upstream 401 marks.
+    pub stored_key: Option<StoredKey>,
+}
+
+/// The stored account a pasted key came from.
+pub struct StoredKey {
+    pub member: Option<String>,
+    pub sealed: String,
 }
 
 /// The stored account an access token came from.
@@ -134,11 +142,12 @@ pub struct StoredOAuth {
 impl Used {
     /// What was sent, as `credential::after_upstream` weighs it.
     pub fn sent(&self) -> Sent {
-        match &self.oauth {
-            Some(oauth) => Sent::AccessToken {
+        match (&self.oauth, &self.stored_key) {
+            (Some(oauth), _) => Sent::AccessToken {
                 refreshable: oauth.refreshable,
             },
-            None => Sent::Other,
+            (None, Some(_)) => Sent::StoredKey,
+            (None, None) => Sent::Other,
         }
     }
 }
@@ -156,6 +165,7 @@ pub async fn credential_for(
     let plain = |secret: Option<String>| Used {
         secret,
         oauth: None,
+        stored_key: None,
     };
     let stored: Option<StoredAccount> =
         match credential::account_to_read(&call.connection, &call.connector.auth, &identity.member)
@@ -227,7 +237,14 @@ pub async fn credential_for(
                 ))
             })?;
             match (tokens, &call.connector.oauth) {
-                (None, _) => Ok(plain(Some(opened))),
+                (None, _) => Ok(Used {
+                    secret: Some(opened),
+                    oauth: None,
+                    stored_key: Some(StoredKey {
+                        member: member.map(str::to_owned),
+                        sealed: sealed.to_owned(),
+                    }),
+                }),
                 (Some(tokens), Some(client)) => {
                     let account = Account {
                         tenant: &identity.tenant,
@@ -254,10 +271,19 @@ pub async fn credential_for(
                             refreshable: access.refreshable,
                             client: client.clone(),
                         }),
+                        stored_key: None,
                     })
                 }
                 // The connector no longer declares OAuth: the token is used while it lasts.
-                (Some(tokens), None) => Ok(plain(Some(tokens.access_token))),
+                // Nothing can refresh it, so a 401 marks it like a pasted key.
+                (Some(tokens), None) => Ok(Used {
+                    secret: Some(tokens.access_token),
+                    oauth: None,
+                    stored_key: Some(StoredKey {
+                        member: member.map(str::to_owned),
+                        sealed: sealed.to_owned(),
+                    }),
+                }),
             }
         }
     }

@@ -752,13 +752,14 @@ async fn refresh_holding(
     }
 }
 
-/// After the upstream refused a stored account's token and the retry did not help: the row
-/// is marked (only while it still holds what was sent) and the caller gets the reconnect error.
+/// After the upstream refused a stored account's token (and the retry did not help) or its
+/// pasted key: the row is marked (only while it still holds what was sent) and the caller gets the reconnect error.
 pub async fn mark_refused(
     env: &Env,
     account: Account<'_>,
     sealed: &str,
     status: &str,
+    why: &str,
     now: i64,
 ) -> CallToolResult {
     let mark = Command::MarkAccount {
@@ -771,10 +772,7 @@ pub async fn mark_refused(
     if let Err(error) = roster(env, account.tenant, &mark).await {
         worker::console_error!("roster command failed: {error}");
     }
-    account.log(
-        "account_needs_reconnect",
-        "the upstream refused the access token (HTTP 401)",
-    );
+    account.log("account_needs_reconnect", why);
     account.unusable(status)
 }
 

@@ -67,7 +67,8 @@ pub async fn execute(
             match after_upstream(upstream_status, used.sent(), retried) {
                 AfterUpstream::Answer => break,
                 AfterUpstream::MarkAccount { status } => {
-                    result = mark_refused(env, account, &sealed, status, now).await;
+                    let why = "the upstream refused the access token (HTTP 401)";
+                    result = mark_refused(env, account, &sealed, status, why, now).await;
                     break;
                 }
                 AfterUpstream::RefreshAndRetry => {
@@ -105,6 +106,21 @@ pub async fn execute(
                     }
                 }
             }
+        }
+    }
+    // A stored key the API refused: the account is marked at once, and the caller told how to
+    // connect again (`credential::after_upstream`).
+    if let Some(key) = &used.stored_key {
+        if let AfterUpstream::MarkAccount { status } =
+            after_upstream(upstream_status, used.sent(), false)
+        {
+            let account = Account {
+                tenant: &identity.tenant,
+                connection: &call.connection.id,
+                member: key.member.as_deref(),
+            };
+            let why = "the upstream refused the stored key (HTTP 401)";
+            result = mark_refused(env, account, &key.sealed, status, why, now).await;
         }
     }
     let latency_ms = super::now_ms() - started;

@@ -208,6 +208,30 @@ describe("accounts members connect with a pasted key", () => {
     assert.equal(requests[0].headers.authorization, `Bearer ${OPERATOR_SECRET}`);
   });
 
+  test("a pasted key the API refuses (401) marks the account needs_reconnect; nothing more is sent until the member connects again", async () => {
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${KEYS.bob}`);
+    try {
+      let { json, requests } = await upstreamSeen("bob", "Mine");
+      assert.equal(json.result.isError, true, JSON.stringify(json));
+      assert.match(json.result.content[0].text, /your account for connection "mine" is needs_reconnect: call connect_account/);
+      assert.ok(!json.result.content[0].text.includes(KEYS.bob));
+      assert.equal(requests.length, 1, "sent once, no retry");
+      assert.equal((await statusOf("bob", "mine")).account_status, "needs_reconnect");
+      ({ json, requests } = await upstreamSeen("bob", "Mine"));
+      assert.equal(json.result.isError, true);
+      assert.deepEqual(requests, [], "a marked key is not sent again");
+      // Ada's account is not touched.
+      assert.equal((await statusOf("ada", "mine")).account_status, "connected");
+    } finally {
+      up.refuseWhen(null);
+    }
+    await connect("bob", KEYS.bob);
+    assert.equal((await statusOf("bob", "mine")).account_status, "connected");
+    const { json, requests } = await upstreamSeen("bob", "Mine");
+    assert.notEqual(json.result.isError, true, JSON.stringify(json));
+    assert.equal(requests[0].headers.authorization, `Bearer ${KEYS.bob}`);
+  });
+
   test("a member without an account gets the connect_account error and nothing is sent", async () => {
     const { json, requests } = await upstreamSeen("cy", "Mine");
     assert.equal(json.result.isError, true, JSON.stringify(json));
@@ -328,6 +352,19 @@ describe("accounts members connect with a pasted key", () => {
     ({ requests } = await upstreamSeen("bob", "Org"));
     assert.equal(requests.length, 1);
     assert.equal(requests[0].headers.authorization, `Bearer ${KEYS.org}`);
+    // The API refusing the shared key marks it; members are told to ask an administrator.
+    up.refuseWhen((r) => r.headers.authorization === `Bearer ${KEYS.org}`);
+    try {
+      ({ json } = await upstreamSeen("ada", "Org"));
+      assert.equal(json.result.isError, true, JSON.stringify(json));
+      assert.match(json.result.content[0].text, /shared account of connection "org" is needs_reconnect; ask a tenant administrator/);
+    } finally {
+      up.refuseWhen(null);
+    }
+    assert.equal((await statusOf("bob", "org")).account_status, "needs_reconnect");
+    ({ json, requests } = await upstreamSeen("bob", "Org"));
+    assert.equal(json.result.isError, true);
+    assert.deepEqual(requests, [], "a marked shared key is not sent again");
     const deleted = await admin("DELETE", `tenants/${TENANT}/connections/org/account`);
     assert.equal(deleted.status, 200, deleted.text);
     ({ json, requests } = await upstreamSeen("bob", "Org"));
