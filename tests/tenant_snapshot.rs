@@ -454,3 +454,32 @@ fn members_views_share_the_catalogs_text_rather_than_copy_it() {
     }
     assert!(shared > 100, "{shared}");
 }
+
+#[test]
+fn a_copy_keeps_a_bounded_number_of_member_views_and_rebuilds_an_evicted_one_alike() {
+    use floorgate::tenant::{views_kept, MAX_VIEWS, MIN_VIEWS, VIEW_CACHE_BYTES};
+    // The bound follows the catalog's size: many views of a small catalog, a few of a big one,
+    // never fewer than MIN_VIEWS.
+    assert_eq!(views_kept(10), MAX_VIEWS);
+    assert!(views_kept(10_000) < 16 && views_kept(10_000) >= MIN_VIEWS);
+    assert_eq!(views_kept(10_000_000), MIN_VIEWS);
+    let tenant = prepared(&docs());
+    assert!(tenant.views_budget_bytes() <= VIEW_CACHE_BYTES + (VIEW_CACHE_BYTES / MAX_VIEWS));
+    let first = served(&tenant, "member-0", "support");
+    // More members than the copy keeps views for: it never holds more than its bound.
+    for i in 0..MAX_VIEWS + 40 {
+        let member = format!("member-{i}");
+        assert_ne!(served(&tenant, &member, "support"), "no view");
+        assert!(tenant.views_held() <= MAX_VIEWS, "{}", tenant.views_held());
+    }
+    assert_eq!(tenant.views_held(), MAX_VIEWS);
+    // member-0's view was dropped first; asked again, it is built again and serves the same.
+    assert_eq!(served(&tenant, "member-0", "support"), first);
+    // A view in use is kept while it is used: the most recent stays after one more member.
+    let recent = tenant.view("member-0", "support").unwrap();
+    served(&tenant, "one-more", "support");
+    assert!(std::rc::Rc::ptr_eq(
+        &recent,
+        &tenant.view("member-0", "support").unwrap()
+    ));
+}

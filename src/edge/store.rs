@@ -17,8 +17,8 @@ use crate::admin::{
     DIRECTORY_KEY, DIRECTORY_SNAPSHOT_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
-    documents_fingerprint, prepared_bytes, Lookup, Offer, TenantCache, DEFAULT_TTL_MS,
-    KV_CACHE_TTL_SECONDS,
+    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, Lookup, Offer, TenantCache,
+    DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
 };
 use crate::tenant::{Deployment, PreparedTenant};
 
@@ -160,14 +160,11 @@ pub async fn tenant(
                 threshold,
             ) {
                 Ok(prepared) => {
+                    let weight =
+                        snapshot_prepared_bytes(bytes.len(), prepared.views_budget_bytes());
                     let offer = TENANTS.with(|c| {
-                        c.borrow_mut().offer(
-                            tenant,
-                            &print,
-                            now,
-                            prepared_bytes(bytes.len()),
-                            || Ok::<_, String>(prepared),
-                        )
+                        c.borrow_mut()
+                            .offer(tenant, &print, now, weight, || Ok::<_, String>(prepared))
                     });
                     return settle(tenant, "snapshot", offer);
                 }
