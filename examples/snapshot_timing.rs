@@ -74,41 +74,43 @@ fn main() {
     let version = tenant_version(Some(&catalog), Some(&policy));
     // Memory, in the worker's order: the snapshot's bytes (as read from KV) are held while the
     // copy is prepared from them and dropped when the tenant lookup returns; then ten members'
-    // views and search pools (the load tenants give every member the same role).
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let bytes = snapshot.clone();
-    let prepared = PreparedTenant::from_snapshot(tenant, deployment.clone(), &bytes, &version, 30)
-        .expect("a fresh snapshot");
-    let snapshot_len = bytes.len();
-    let after_copy = LIVE.load(Ordering::Relaxed) - before - snapshot_len;
-    let peak_preparing = PEAK.load(Ordering::Relaxed) - before;
-    drop(bytes);
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
-    let mut after_first = 0;
-    for i in 0..10 {
-        let view = prepared
-            .view(&format!("{member}{i}"), role)
-            .expect("the member's role");
-        let _ = prepared.search_pool(&view);
-        if i == 0 {
-            after_first = LIVE.load(Ordering::Relaxed) - before - after_copy;
-        }
-    }
-    let all = LIVE.load(Ordering::Relaxed) - before - after_copy;
-    let peak_serving = PEAK.load(Ordering::Relaxed) - before;
-    println!(
-        "memory: snapshot bytes {}, prepared copy {} (peak {} while both are held); + the first view and search pool (the shared index) {}, + 9 more {} ({} each); ten views held {} (peak {})",
-        mib(snapshot_len),
-        mib(after_copy),
-        mib(peak_preparing),
-        mib(after_first),
-        mib(all - after_first),
-        mib((all - after_first) / 9),
-        mib(after_copy + all),
-        mib(peak_serving.max(peak_preparing)),
+    // views and search pools. The load tenants give every member the same role, so the ten
+    // share one view; then again with an override of their own for each (one connection
+    // denied), so each has its own.
+    memory(
+        tenant,
+        &deployment,
+        &snapshot,
+        &version,
+        member,
+        role,
+        "one role",
     );
-    drop(prepared);
+    let mut with_overrides: serde_json::Value = serde_json::from_str(&policy).expect("JSON");
+    let catalog_json: serde_json::Value = serde_json::from_str(&catalog).expect("JSON");
+    let denied = catalog_json["connections"][0]["id"].clone();
+    for i in 0..10 {
+        with_overrides["members"][format!("{member}{i}")] =
+            serde_json::json!({"connections": {"deny": [denied]}});
+    }
+    let policy_overrides = with_overrides.to_string();
+    let snapshot_overrides = compile_stored(
+        tenant,
+        Some(&directory),
+        Some(&catalog),
+        Some(&policy_overrides),
+    )
+    .expect("the overrides are valid");
+    let version_overrides = tenant_version(Some(&catalog), Some(&policy_overrides));
+    memory(
+        tenant,
+        &deployment,
+        &snapshot_overrides,
+        &version_overrides,
+        member,
+        role,
+        "an override each",
+    );
     for _ in 0..3 {
         let started = Instant::now();
         let prepared =
@@ -144,4 +146,49 @@ fn main() {
             answer.results.len()
         );
     }
+}
+
+/// Prints the memory of a copy prepared from `snapshot` and ten members' views (`member0`…).
+fn memory(
+    tenant: &str,
+    deployment: &Rc<Deployment>,
+    snapshot: &[u8],
+    version: &str,
+    member: &str,
+    role: &str,
+    members: &str,
+) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let bytes = snapshot.to_vec();
+    let prepared = PreparedTenant::from_snapshot(tenant, deployment.clone(), &bytes, version, 30)
+        .expect("a fresh snapshot");
+    let snapshot_len = bytes.len();
+    let after_copy = LIVE.load(Ordering::Relaxed) - before - snapshot_len;
+    let peak_preparing = PEAK.load(Ordering::Relaxed) - before;
+    drop(bytes);
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let mut after_first = 0;
+    for i in 0..10 {
+        let view = prepared
+            .view(&format!("{member}{i}"), role)
+            .expect("the member's role");
+        let _ = prepared.search_pool(&view);
+        if i == 0 {
+            after_first = LIVE.load(Ordering::Relaxed) - before - after_copy;
+        }
+    }
+    let all = LIVE.load(Ordering::Relaxed) - before - after_copy;
+    let peak_serving = PEAK.load(Ordering::Relaxed) - before;
+    println!(
+        "memory, ten members of {members} ({} views): snapshot bytes {}, prepared copy {} (peak {} while both are held); + the first view and search pool (the shared index) {}, + 9 more members {}; held {} (peak {})",
+        prepared.views_held(),
+        mib(snapshot_len),
+        mib(after_copy),
+        mib(peak_preparing),
+        mib(after_first),
+        mib(all - after_first),
+        mib(after_copy + all),
+        mib(peak_serving.max(peak_preparing)),
+    );
 }

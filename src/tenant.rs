@@ -204,6 +204,10 @@ pub const VIEW_FIXED_BYTES: usize = 4096;
 pub const MIN_VIEWS: usize = 2;
 pub const MAX_VIEWS: usize = 256;
 
+/// The member of a view shared by every member of its role without an override of their own
+/// (member ids are never empty).
+pub const ROLE_WIDE: &str = "";
+
 /// How many member views a copy of a `tools`-tool catalog keeps.
 pub fn views_kept(tools: usize) -> usize {
     let one = tools
@@ -411,8 +415,15 @@ impl PreparedTenant {
     }
 
     /// The member's view, built once per prepared copy while it stays among the
-    /// [`views_kept`] most recently used.
+    /// [`views_kept`] most recently used. A member the policy has no override for sees exactly
+    /// what their role gives, so all such members of a role share one view (built with no
+    /// member: [`ROLE_WIDE`]); a member with an override has their own.
     pub fn view(&self, member: &str, role: &str) -> Result<Rc<PreparedView>, UnknownRole> {
+        let member = if self.policy.member_override(member).is_some() {
+            member
+        } else {
+            ROLE_WIDE
+        };
         let key = (member.to_owned(), role.to_owned());
         if let Some(view) = self.views.borrow_mut().get(&key) {
             return Ok(view);

@@ -426,7 +426,8 @@ fn control_operations_are_filtered_by_role() {
     let described = describe_tool(&alice, "cal_get_all_schedules").unwrap();
     assert_eq!(described["connector"], "Cal.com");
     assert!(described["inputSchema"].is_object());
-    let whoami = whoami(&alice);
+    let whoami = whoami(&alice, "alice");
+    assert_eq!(whoami["member"], "alice");
     assert_eq!(whoami["role"], "support");
     assert_eq!(whoami["connected_tools"], 14);
     let connectors = list_connectors(&alice);
@@ -490,7 +491,7 @@ fn adding_withheld_tools_does_not_change_a_view() {
             v.visible_count(),
             list_connectors(v),
             list_connections(v, None),
-            whoami(v),
+            whoami(v, &v.member),
             error_text(v.resolve_call("linear_get_teams", &json!({}))),
         )
     };

@@ -60,7 +60,7 @@ pub fn answer(
         by: by.clone(),
     };
     Answer::Roster(match op {
-        ControlOp::Whoami => return Answer::Done(Ok(whoami(view))),
+        ControlOp::Whoami => return Answer::Done(Ok(whoami(view, member))),
         ControlOp::ListConnectors => return Answer::Done(Ok(list_connectors(view))),
         ControlOp::ListConnections { connector } => {
             return Answer::Connections {
@@ -109,10 +109,12 @@ pub fn answer(
     })
 }
 
-/// `whoami`, from the view alone; the shell may add what the member store knows (status).
-pub fn whoami(view: &MemberView) -> Value {
+/// `whoami` for `member`, from their view; the shell may add what the member store knows
+/// (status). The member comes from the caller, not the view: members of a role with no override
+/// of their own share one view.
+pub fn whoami(view: &MemberView, member: &str) -> Value {
     json!({
-        "member": view.member,
+        "member": member,
         "role": view.role,
         "tenant": view.tenant(),
         "connectors": view.connectors().len(),

@@ -72,7 +72,7 @@ impl<'a> Surface<'a> {
 
     fn whoami(&self, view: Option<&PreparedView>) -> Value {
         let mut answer = match view {
-            Some(v) => control::whoami(&v.view),
+            Some(v) => control::whoami(&v.view, &self.identity.member),
             None => {
                 json!({"tenant": self.identity.tenant, "member": self.identity.member, "role": self.identity.role})
             }
