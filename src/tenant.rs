@@ -16,6 +16,7 @@ use crate::packed;
 use crate::policy::Policy;
 use crate::policy::UnknownRole;
 use crate::rank;
+use crate::rank::v2::DocId;
 use crate::resolver::MemberView;
 
 /// The deployment-wide connector directory, prepared once per version.
@@ -170,13 +171,23 @@ impl SharedIndex {
     /// as the member sees it; `None` otherwise.
     fn visible_part(&self, view: &MemberView) -> Option<rank::v2::Visible> {
         let mut ids = Vec::with_capacity(view.tools().len());
+        // A view lists its tools mostly in the catalog's order, the index's: the tool after the
+        // last one found is tried first, and the name lookup only when it is not that one.
+        let mut next: DocId = 0;
         for tool in view.tools() {
+            let guess = (next < self.index.len() as DocId)
+                .then_some(next)
+                .filter(|&d| self.index.doc(d).name == tool.name);
             // Names are unique per tenant; `by_name` matches them case-insensitively.
-            let id = *self
-                .index
-                .by_name(&tool.name)
-                .iter()
-                .find(|&&d| self.index.doc(d).name == tool.name)?;
+            let id = match guess {
+                Some(d) => d,
+                None => *self
+                    .index
+                    .by_name(&tool.name)
+                    .iter()
+                    .find(|&&d| self.index.doc(d).name == tool.name)?,
+            };
+            next = id + 1;
             let doc = self.index.doc(id);
             let same = tool.note_values.is_empty()
                 && doc.input_schema.ptr_eq(&tool.input_schema)

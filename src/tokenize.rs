@@ -65,7 +65,12 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(&str, usize, usize)) {
             if token.is_empty() {
                 start = at;
             }
-            token.extend(c.to_lowercase());
+            // Most tool text is ASCII: its lowercase is one char, without the iterator.
+            if c.is_ascii() {
+                token.push(c.to_ascii_lowercase());
+            } else {
+                token.extend(c.to_lowercase());
+            }
         }
         prev = cls;
     }

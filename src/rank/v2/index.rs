@@ -218,20 +218,27 @@ impl Index {
     /// the compiled form, which stores only the terms and their postings.
     pub(super) fn finish(&mut self, docs: Vec<ToolDoc>) {
         let mut label_ids: HashMap<&str, u32> = HashMap::new();
-        // A cold copy runs this for every tool: one token buffer, and a key is allocated only
-        // for a token not seen before.
-        let mut surface: Vec<String> = Vec::new();
+        // A cold copy runs this for every tool: one buffer holds a name's tokens (no allocation
+        // per token), and a key is allocated only for a token not seen before.
+        let mut tokens = String::new();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
-            surface.clear();
-            crate::tokenize::for_each_token(&doc.name, |t, _, _| surface.push(t.to_owned()));
-            surface.sort_unstable();
-            surface.dedup();
-            for t in &surface {
-                match self.surface.get_mut(t.as_str()) {
+            tokens.clear();
+            spans.clear();
+            crate::tokenize::for_each_token(&doc.name, |t, _, _| {
+                spans.push((tokens.len(), tokens.len() + t.len()));
+                tokens.push_str(t);
+            });
+            let text = |&(a, b): &(usize, usize)| &tokens[a..b];
+            spans.sort_unstable_by(|x, y| text(x).cmp(text(y)));
+            spans.dedup_by(|x, y| text(x) == text(y));
+            for span in &spans {
+                let t = text(span);
+                match self.surface.get_mut(t) {
                     Some(ids) => ids.push(id),
                     None => {
-                        self.surface.insert(t.as_str().into(), vec![id]);
+                        self.surface.insert(t.into(), vec![id]);
                     }
                 }
             }
@@ -241,10 +248,17 @@ impl Index {
                 self.labels.push(Label::new(&doc.connector));
             }
             self.doc_connector.push(c);
-            self.by_name
-                .entry(doc.name.to_lowercase().into())
-                .or_default()
-                .push(id);
+            // Most names are lowercase already: no second copy to lowercase them.
+            let lowercase = doc
+                .name
+                .bytes()
+                .all(|b| b.is_ascii() && !b.is_ascii_uppercase());
+            let key: Box<str> = if lowercase {
+                Box::from(&*doc.name)
+            } else {
+                doc.name.to_lowercase().into()
+            };
+            self.by_name.entry(key).or_default().push(id);
         }
         let mut names: Vec<TermId> = (0..self.text.len() as TermId)
             .filter(|&t| !self.postings[t as usize].name.is_empty())
