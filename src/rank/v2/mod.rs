@@ -39,6 +39,9 @@ pub const FLOOR: f64 = 0.5;
 pub const DESTRUCTIVE_FLOOR: f64 = 0.75;
 /// Rule `HeadMass`: the share of its IDF a word in the request's tail carries.
 pub const TAIL_SHARE: f64 = 0.5;
+/// Rule `LackingCapability`: the share of its IDF a capability word carries when no visible
+/// tool covers it and no connected product offers it under that name.
+pub const LACKING_SHARE: f64 = 0.5;
 /// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
 pub const MAX_QUERY_TERMS: usize = 48;
 
@@ -61,6 +64,7 @@ pub enum Rule {
     NameFocus,
     ProductSlot,
     RequestFrame,
+    LackingCapability,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -81,6 +85,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::NameFocus, "name_focus", "then the tool whose name the query's words make up most: a name says what a tool does, a description only describes it"),
     (Rule::ProductSlot, "product_slot", "(not shipped) words nothing knows after a request-final in/on/from name a product no directory row has"),
     (Rule::RequestFrame, "request_frame", "a common verb right before `me` or `us` frames the request (`show me`) and carries no mass, whatever tool names the pool has"),
+    (Rule::LackingCapability, "lacking_capability", "a capability word no visible tool covers carries LACKING_SHARE of its IDF, unless the directory shows a connected product offering it (that tool is out of reach: full mass)"),
 ];
 
 /// A set of rules (bit per [`Rule`]).

@@ -4,7 +4,7 @@
 
 use super::index::{field, DocId, Index};
 use super::query::{Kind, QueryToken};
-use super::{Directory, Rule, Rules, Visible, FLOOR, TAIL_SHARE};
+use super::{Directory, Rule, Rules, Visible, FLOOR, LACKING_SHARE, TAIL_SHARE};
 use serde::Serialize;
 
 /// Field weights: what one matched term adds to a tool's score, before its mass scales it.
@@ -199,6 +199,29 @@ pub struct TermMass {
     pub mass: f64,
 }
 
+/// Whether a tool of the public directory whose product the caller has connected has `term` in
+/// its name or parameter names: the capability exists for that product but no visible tool has it (withheld, or
+/// not in the catalog), so the request asks for something out of the caller's reach. Only the
+/// directory (public) and the caller's visible connectors are read, so a withheld tool changes
+/// nothing.
+fn offered_by_connected_product(term: &str, pool: &Pool) -> bool {
+    let Some(directory) = pool.directory else {
+        return false;
+    };
+    let mut offered = false;
+    directory.index.for_each_hit(term, |d, f| {
+        if offered || f & (field::NAME_EXACT | field::NAME_PREFIX | field::PARAM) == 0 {
+            return;
+        }
+        let label = &directory.index.labels()[directory.index.connector_of(d) as usize];
+        offered = pool
+            .index
+            .label_id(&label.text)
+            .is_some_and(|c| pool.visible.has_connector(c));
+    });
+    offered
+}
+
 /// Stage 4, mass: which words say what the tool must do, and how much each weighs.
 pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> Vec<TermMass> {
     tokens
@@ -244,11 +267,18 @@ pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> 
                 }
                 Role::Phrasing | Role::StopWord | Role::Value | Role::Marker => false,
             };
-            let share = if t.tail && rules.has(Rule::HeadMass) {
+            let mut share = if t.tail && rules.has(Rule::HeadMass) {
                 TAIL_SHARE
             } else {
                 1.0
             };
+            if role == Role::Capability
+                && rec.df[i] == 0
+                && rules.has(Rule::LackingCapability)
+                && !offered_by_connected_product(&t.term, pool)
+            {
+                share *= LACKING_SHARE;
+            }
             TermMass {
                 role,
                 idf,
@@ -500,6 +530,52 @@ mod tests {
         };
         let m = mass(&words, &rec, &p, Rules::SHIPPED);
         assert!(m[1].mass > 0.0);
+    }
+
+    #[test]
+    fn a_capability_the_pool_lacks_weighs_half_unless_a_connected_product_offers_it() {
+        use super::super::LACKING_SHARE;
+        let index = pool();
+        let all = Visible::all(&index);
+        let dir = Directory::build(vec![
+            tool("acknowledge_incident", "PagerDuty", ""),
+            tool("resolve_ticket", "Zendesk", ""),
+        ]);
+        let masses = |query: &str, visible: &Visible, rules: Rules| {
+            let a = analyze(query);
+            let words: Vec<&QueryToken> =
+                a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+            let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+            let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+            let rec = gather(&index, visible, &terms, &surfaces);
+            let p = Pool {
+                index: &index,
+                visible,
+                directory: Some(&dir),
+            };
+            mass(&words, &rec, &p, rules)
+                .iter()
+                .map(|m| (m.role, m.mass, m.idf))
+                .collect::<Vec<_>>()
+        };
+        // `resolve`: only another product's tool has it; no visible tool covers it: half.
+        let m = masses("resolve incidents", &all, Rules::SHIPPED);
+        assert_eq!(m[0].0, Role::Capability);
+        assert!((m[0].1 - m[0].2 * LACKING_SHARE).abs() < 1e-12, "{m:?}");
+        let without = masses(
+            "resolve incidents",
+            &all,
+            Rules::SHIPPED.without(Rule::LackingCapability),
+        );
+        assert!((without[0].1 - without[0].2).abs() < 1e-12);
+        // `acknowledge`: PagerDuty, which the caller has connected, offers it in the directory;
+        // no visible tool has it, so the request is for a tool out of reach: full mass.
+        let m = masses("acknowledge incidents", &all, Rules::SHIPPED);
+        assert!((m[0].1 - m[0].2).abs() < 1e-12, "{m:?}");
+        // With PagerDuty not visible at all, nothing connected offers it: half again.
+        let notion_only = Visible::from_ids(&index, [2]);
+        let m = masses("acknowledge pages", &notion_only, Rules::SHIPPED);
+        assert!((m[0].1 - m[0].2 * LACKING_SHARE).abs() < 1e-12, "{m:?}");
     }
 
     #[test]
