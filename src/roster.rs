@@ -328,8 +328,9 @@ pub enum Command {
         status: Option<String>,
         now: i64,
     },
-    /// Sets the status of one account (`needs_reconnect` after the upstream refused its token
-    /// twice) only while it still holds `sealed`, the value the call sent. Replies
+    /// Sets the status of one account (`needs_reconnect` after the upstream refused its
+    /// refreshed token, or its pasted key) only while it still holds `sealed`, the value the
+    /// call sent. Replies
     /// `{"marked": bool}`.
     MarkAccount {
         connection: String,

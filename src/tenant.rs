@@ -219,12 +219,16 @@ pub const MAX_VIEWS: usize = 256;
 /// (member ids are never empty).
 pub const ROLE_WIDE: &str = "";
 
+/// The estimated size of one member view of a `tools`-tool catalog.
+fn view_bytes(tools: usize) -> usize {
+    tools
+        .saturating_mul(VIEW_BYTES_PER_TOOL)
+        .saturating_add(VIEW_FIXED_BYTES)
+}
+
 /// How many member views a copy of a `tools`-tool catalog keeps.
 pub fn views_kept(tools: usize) -> usize {
-    let one = tools
-        .saturating_mul(VIEW_BYTES_PER_TOOL)
-        .saturating_add(VIEW_FIXED_BYTES);
-    (VIEW_CACHE_BYTES / one).clamp(MIN_VIEWS, MAX_VIEWS)
+    (VIEW_CACHE_BYTES / view_bytes(tools)).clamp(MIN_VIEWS, MAX_VIEWS)
 }
 
 /// The member views of one copy, the least recently used first out.
@@ -454,11 +458,7 @@ impl PreparedTenant {
 
     /// The most the member views of this copy are estimated to take.
     pub fn views_budget_bytes(&self) -> usize {
-        let one = self
-            .tool_count
-            .saturating_mul(VIEW_BYTES_PER_TOOL)
-            .saturating_add(VIEW_FIXED_BYTES);
-        one.saturating_mul(views_kept(self.tool_count))
+        view_bytes(self.tool_count).saturating_mul(views_kept(self.tool_count))
     }
 }
 

@@ -115,26 +115,24 @@ pub async fn list_connections(env: &Env, identity: &Identity, listing: Value) ->
     }
 }
 
-/// The credential a connected call sends, and where it came from.
+/// The credential a connected call sends, and the stored account it came from (what an
+/// upstream 401 refreshes or marks); `stored: None` for a Worker secret or no credential.
 pub struct Used {
     /// `None` for a connector without one.
     pub secret: Option<String>,
-    /// A stored account's OAuth access token: what an upstream 401 refreshes or marks.
-    pub oauth: Option<StoredOAuth>,
-    /// A stored account's pasted key: what an upstream 401 marks.
-    pub stored_key: Option<StoredKey>,
+    pub stored: Option<StoredUsed>,
 }
 
-/// The stored account a pasted key came from.
-pub struct StoredKey {
+/// The stored account a call's credential came from: its member column and the sealed value
+/// read, and for an OAuth access token the client that can refresh it.
+pub struct StoredUsed {
     pub member: Option<String>,
     pub sealed: String,
+    pub oauth: Option<OAuthUsed>,
 }
 
-/// The stored account an access token came from.
-pub struct StoredOAuth {
-    pub member: Option<String>,
-    pub sealed: String,
+/// An access token's refresh: whether a refresh token is held, and through which client.
+pub struct OAuthUsed {
     pub refreshable: bool,
     pub client: Arc<OAuthClient>,
 }
@@ -142,12 +140,14 @@ pub struct StoredOAuth {
 impl Used {
     /// What was sent, as `credential::after_upstream` weighs it.
     pub fn sent(&self) -> Sent {
-        match (&self.oauth, &self.stored_key) {
-            (Some(oauth), _) => Sent::AccessToken {
+        match &self.stored {
+            Some(StoredUsed {
+                oauth: Some(oauth), ..
+            }) => Sent::AccessToken {
                 refreshable: oauth.refreshable,
             },
-            (None, Some(_)) => Sent::StoredKey,
-            (None, None) => Sent::Other,
+            Some(_) => Sent::StoredKey,
+            None => Sent::Other,
         }
     }
 }
@@ -164,8 +164,7 @@ pub async fn credential_for(
 ) -> std::result::Result<Used, CallToolResult> {
     let plain = |secret: Option<String>| Used {
         secret,
-        oauth: None,
-        stored_key: None,
+        stored: None,
     };
     let stored: Option<StoredAccount> =
         match credential::account_to_read(&call.connection, &call.connector.auth, &identity.member)
@@ -236,15 +235,18 @@ pub async fn credential_for(
                     call.connection.id
                 ))
             })?;
-            match (tokens, &call.connector.oauth) {
-                (None, _) => Ok(Used {
-                    secret: Some(opened),
+            // A pasted key, or a token nothing can refresh (the connector no longer declares
+            // OAuth: used while it lasts), is sent as it is; a 401 marks it.
+            let key = |secret: String| Used {
+                secret: Some(secret),
+                stored: Some(StoredUsed {
+                    member: member.map(str::to_owned),
+                    sealed: sealed.to_owned(),
                     oauth: None,
-                    stored_key: Some(StoredKey {
-                        member: member.map(str::to_owned),
-                        sealed: sealed.to_owned(),
-                    }),
                 }),
+            };
+            match (tokens, &call.connector.oauth) {
+                (None, _) => Ok(key(opened)),
                 (Some(tokens), Some(client)) => {
                     let account = Account {
                         tenant: &identity.tenant,
@@ -265,25 +267,17 @@ pub async fn credential_for(
                     .await?;
                     Ok(Used {
                         secret: Some(access.token),
-                        oauth: Some(StoredOAuth {
+                        stored: Some(StoredUsed {
                             member: member.map(str::to_owned),
                             sealed: access.sealed,
-                            refreshable: access.refreshable,
-                            client: client.clone(),
+                            oauth: Some(OAuthUsed {
+                                refreshable: access.refreshable,
+                                client: client.clone(),
+                            }),
                         }),
-                        stored_key: None,
                     })
                 }
-                // The connector no longer declares OAuth: the token is used while it lasts.
-                // Nothing can refresh it, so a 401 marks it like a pasted key.
-                (Some(tokens), None) => Ok(Used {
-                    secret: Some(tokens.access_token),
-                    oauth: None,
-                    stored_key: Some(StoredKey {
-                        member: member.map(str::to_owned),
-                        sealed: sealed.to_owned(),
-                    }),
-                }),
+                (Some(tokens), None) => Ok(key(tokens.access_token)),
             }
         }
     }

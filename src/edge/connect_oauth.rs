@@ -358,19 +358,13 @@ pub async fn callback(req: Request, env: &Env, config: &Config, path: &str) -> R
                 "Your membership is not active, so no account can be connected.",
             );
         };
-        if let Err(refusal) = may_connect_account(&view.view, &state.connection) {
-            return refused(403, &refusal);
-        }
+        let label = match may_connect_account(&view.view, &state.connection) {
+            Ok(found) => found.label.clone(),
+            Err(refusal) => return refused(403, &refusal),
+        };
         let Some(client) = view.view.oauth_client_of(&state.connection) else {
             return refused(409, "This connection no longer connects through the provider's sign-in. Ask your assistant for a new link: it calls connect_account.");
         };
-        let label = view
-            .view
-            .connections()
-            .iter()
-            .find(|c| c.id == state.connection)
-            .map(|c| c.label.clone())
-            .unwrap_or_else(|| state.connection.clone());
         (client, label)
     };
     let member = (!shared).then(|| state.member.clone());
@@ -827,22 +821,7 @@ pub async fn revoke_at_provider(
     let Some(tokens) = tokens else {
         return outcome;
     };
-    let sent = match client_credentials(env, account.tenant, client) {
-        Err(problem) => Err(problem),
-        Ok(credentials) => match revocation_request(client, &credentials, &tokens) {
-            None => Err("no revocation endpoint".to_owned()),
-            Some(form) => match endpoint_allowed(endpoint, config.allow_loopback_http) {
-                Err(problem) => Err(problem),
-                Ok(_) => match post_form(&form, config.upstream_timeout_ms).await {
-                    Ok(Some((status, _))) if revocation_succeeded(status) => Ok(()),
-                    Ok(Some((status, _))) => Err(format!("the provider answered HTTP {status}")),
-                    Ok(None) => Err("the provider did not answer in time".to_owned()),
-                    Err(_) => Err("the provider could not be reached".to_owned()),
-                },
-            },
-        },
-    };
-    match sent {
+    match send_revocation(env, config, account.tenant, client, endpoint, &tokens).await {
         Ok(()) => {
             outcome.revoked = Value::Bool(true);
             account.log("account_revocation", "revoked at the provider");
@@ -854,6 +833,28 @@ pub async fn revoke_at_provider(
         }
     }
     outcome
+}
+
+/// Posts the RFC 7009 request for `tokens` to `endpoint`; the error says why it is not
+/// confirmed.
+async fn send_revocation(
+    env: &Env,
+    config: &Config,
+    tenant: &str,
+    client: &OAuthClient,
+    endpoint: &Endpoint,
+    tokens: &Tokens,
+) -> std::result::Result<(), String> {
+    let credentials = client_credentials(env, tenant, client)?;
+    let form = revocation_request(client, &credentials, tokens)
+        .ok_or_else(|| "no revocation endpoint".to_owned())?;
+    endpoint_allowed(endpoint, config.allow_loopback_http)?;
+    match post_form(&form, config.upstream_timeout_ms).await {
+        Ok(Some((status, _))) if revocation_succeeded(status) => Ok(()),
+        Ok(Some((status, _))) => Err(format!("the provider answered HTTP {status}")),
+        Ok(None) => Err("the provider did not answer in time".to_owned()),
+        Err(_) => Err("the provider could not be reached".to_owned()),
+    }
 }
 
 /// `disconnect_account` for a connection whose connector declares OAuth: the tokens are

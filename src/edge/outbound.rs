@@ -53,25 +53,30 @@ pub async fn execute(
     };
     let (mut result, mut upstream_status) =
         send_answer(&request, used.secret.as_deref(), timeout_ms).await;
-    // An access token the API refused: one forced refresh and one retry, then the account is
-    // marked (`credential::after_upstream`).
-    if let Some(oauth) = &used.oauth {
+    // A stored account the API refused (`credential::after_upstream`): an access token gets one
+    // forced refresh and one retry, then the account is marked; a pasted key is marked at once.
+    if let Some(stored) = &used.stored {
         let account = Account {
             tenant: &identity.tenant,
             connection: &call.connection.id,
-            member: oauth.member.as_deref(),
+            member: stored.member.as_deref(),
         };
-        let mut sealed = oauth.sealed.clone();
+        let mut sealed = stored.sealed.clone();
         let mut retried = false;
         loop {
             match after_upstream(upstream_status, used.sent(), retried) {
                 AfterUpstream::Answer => break,
                 AfterUpstream::MarkAccount { status } => {
-                    let why = "the upstream refused the access token (HTTP 401)";
+                    let why = match stored.oauth {
+                        Some(_) => "the upstream refused the access token (HTTP 401)",
+                        None => "the upstream refused the stored key (HTTP 401)",
+                    };
                     result = mark_refused(env, account, &sealed, status, why, now).await;
                     break;
                 }
                 AfterUpstream::RefreshAndRetry => {
+                    // Only an access token is refreshed, so its client is there.
+                    let Some(oauth) = &stored.oauth else { break };
                     let tokens = match account.open(env, &sealed) {
                         Ok(tokens) => tokens,
                         Err(refusal) => {
@@ -106,21 +111,6 @@ pub async fn execute(
                     }
                 }
             }
-        }
-    }
-    // A stored key the API refused: the account is marked at once, and the caller told how to
-    // connect again (`credential::after_upstream`).
-    if let Some(key) = &used.stored_key {
-        if let AfterUpstream::MarkAccount { status } =
-            after_upstream(upstream_status, used.sent(), false)
-        {
-            let account = Account {
-                tenant: &identity.tenant,
-                connection: &call.connection.id,
-                member: key.member.as_deref(),
-            };
-            let why = "the upstream refused the stored key (HTTP 401)";
-            result = mark_refused(env, account, &key.sealed, status, why, now).await;
         }
     }
     let latency_ms = super::now_ms() - started;
