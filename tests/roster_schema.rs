@@ -451,40 +451,29 @@ mod accounts {
         .unwrap()
     }
 
+    /// Marks `member`'s account of `connection` as the edge does after a refusal of `sent`;
+    /// the rows it changed.
+    fn mark(db: &Connection, connection: &str, member: &str, sent: &str) -> usize {
+        db.execute(
+            MARK_SQL,
+            params!["needs_reconnect", 9, connection, member, sent],
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_refused_token_marks_only_the_row_that_still_holds_it() {
         let db = with_accounts();
         // The upstream refused what ada's row holds: marked.
-        assert_eq!(
-            db.execute(
-                MARK_SQL,
-                params!["needs_reconnect", 9, "jira", "ada", "fgv1.1.ada"]
-            )
-            .unwrap(),
-            1
-        );
+        assert_eq!(mark(&db, "jira", "ada", "fgv1.1.ada"), 1);
         assert_eq!(status(&db, "jira", "ada"), "needs_reconnect");
         // bob reconnected while his refused call was in flight: his new row stays connected.
         db.execute(UPSERT_SQL, params!["jira", "bob", "fgv1.1.bob-again", 8])
             .unwrap();
-        assert_eq!(
-            db.execute(
-                MARK_SQL,
-                params!["needs_reconnect", 9, "jira", "bob", "fgv1.1.bob"]
-            )
-            .unwrap(),
-            0
-        );
+        assert_eq!(mark(&db, "jira", "bob", "fgv1.1.bob"), 0);
         assert_eq!(status(&db, "jira", "bob"), "connected");
         // The shared account is marked through its own column; nobody else's row moves.
-        assert_eq!(
-            db.execute(
-                MARK_SQL,
-                params!["needs_reconnect", 9, "slack", SHARED, "fgv1.1.shared"]
-            )
-            .unwrap(),
-            1
-        );
+        assert_eq!(mark(&db, "slack", SHARED, "fgv1.1.shared"), 1);
         assert_eq!(status(&db, "slack", SHARED), "needs_reconnect");
         assert_eq!(status(&db, "jira", "bob"), "connected");
         // Connecting again clears the mark.

@@ -209,8 +209,7 @@ describe("accounts members connect with a pasted key", () => {
   });
 
   test("a pasted key the API refuses (401) marks the account needs_reconnect; nothing more is sent until the member connects again", async () => {
-    up.refuseWhen((r) => r.headers.authorization === `Bearer ${KEYS.bob}`);
-    try {
+    await up.refusing((r) => r.headers.authorization === `Bearer ${KEYS.bob}`, async () => {
       let { json, requests } = await upstreamSeen("bob", "Mine");
       assert.equal(json.result.isError, true, JSON.stringify(json));
       assert.match(json.result.content[0].text, /your account for connection "mine" is needs_reconnect: call connect_account/);
@@ -222,9 +221,7 @@ describe("accounts members connect with a pasted key", () => {
       assert.deepEqual(requests, [], "a marked key is not sent again");
       // Ada's account is not touched.
       assert.equal((await statusOf("ada", "mine")).account_status, "connected");
-    } finally {
-      up.refuseWhen(null);
-    }
+    });
     await connect("bob", KEYS.bob);
     assert.equal((await statusOf("bob", "mine")).account_status, "connected");
     const { json, requests } = await upstreamSeen("bob", "Mine");
@@ -353,14 +350,9 @@ describe("accounts members connect with a pasted key", () => {
     assert.equal(requests.length, 1);
     assert.equal(requests[0].headers.authorization, `Bearer ${KEYS.org}`);
     // The API refusing the shared key marks it; members are told to ask an administrator.
-    up.refuseWhen((r) => r.headers.authorization === `Bearer ${KEYS.org}`);
-    try {
-      ({ json } = await upstreamSeen("ada", "Org"));
-      assert.equal(json.result.isError, true, JSON.stringify(json));
-      assert.match(json.result.content[0].text, /shared account of connection "org" is needs_reconnect; ask a tenant administrator/);
-    } finally {
-      up.refuseWhen(null);
-    }
+    ({ json } = await up.refusing((r) => r.headers.authorization === `Bearer ${KEYS.org}`, () => upstreamSeen("ada", "Org")));
+    assert.equal(json.result.isError, true, JSON.stringify(json));
+    assert.match(json.result.content[0].text, /shared account of connection "org" is needs_reconnect; ask a tenant administrator/);
     assert.equal((await statusOf("bob", "org")).account_status, "needs_reconnect");
     ({ json, requests } = await upstreamSeen("bob", "Org"));
     assert.equal(json.result.isError, true);

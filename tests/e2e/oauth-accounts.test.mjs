@@ -382,13 +382,7 @@ describe("accounts members connect at an OAuth provider", () => {
   test("the API refuses a token before it expires (401): one forced refresh, the call sent again once and answered", async () => {
     const current = issuedTo.ada.at(-1);
     const refreshes = provider.tokenRequests("refresh_token").length;
-    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
-    let seen;
-    try {
-      seen = await upstreamSeen("ada");
-    } finally {
-      up.refuseWhen(null);
-    }
+    const seen = await up.refusing((r) => r.headers.authorization === `Bearer ${current.access_token}`, () => upstreamSeen("ada"));
     assert.notEqual(seen.json.result.isError, true, JSON.stringify(seen.json));
     const done = provider.tokenRequests("refresh_token").slice(refreshes);
     assert.equal(done.length, 1, `exactly one refresh, saw ${done.length}`);
@@ -410,13 +404,7 @@ describe("accounts members connect at an OAuth provider", () => {
     const current = issuedTo.ada.at(-1);
     provider.withdrawConsent(current.refresh_token);
     const refreshes = provider.tokenRequests("refresh_token").length;
-    up.refuseWhen((r) => r.headers.authorization === `Bearer ${current.access_token}`);
-    let seen;
-    try {
-      seen = await upstreamSeen("ada");
-    } finally {
-      up.refuseWhen(null);
-    }
+    const seen = await up.refusing((r) => r.headers.authorization === `Bearer ${current.access_token}`, () => upstreamSeen("ada"));
     assert.equal(seen.json.result.isError, true, JSON.stringify(seen.json));
     const said = seen.json.result.content[0].text;
     assert.match(said, /connect_account/);
@@ -442,13 +430,7 @@ describe("accounts members connect at an OAuth provider", () => {
     const current = issuedTo.ada.at(-1);
     assert.equal((await statusOf("ada")).account_status, "connected");
     const refreshes = provider.tokenRequests("refresh_token").length;
-    up.refuseWhen(() => true);
-    let seen;
-    try {
-      seen = await upstreamSeen("ada");
-    } finally {
-      up.refuseWhen(null);
-    }
+    const seen = await up.refusing(() => true, () => upstreamSeen("ada"));
     const done = provider.tokenRequests("refresh_token").slice(refreshes);
     assert.equal(done.length, 1, `one refresh, saw ${done.length}`);
     assert.equal(done[0].status, 200);
@@ -554,16 +536,12 @@ describe("accounts members connect at an OAuth provider", () => {
     assert.equal(again.status, 410, again.text);
     // The shared token refused by the API: one forced refresh of the shared account, then answered.
     const refreshes = provider.tokenRequests("refresh_token").length;
-    up.refuseWhen((r) => r.headers.authorization === `Bearer ${shared.access_token}`);
-    let seen;
-    try {
+    const seen = await up.refusing((r) => r.headers.authorization === `Bearer ${shared.access_token}`, async () => {
       up.take();
       const json = await call("cy", "get_team_item", { item_id: "t2" });
       assert.notEqual(json.result.isError, true, JSON.stringify(json));
-      seen = up.take();
-    } finally {
-      up.refuseWhen(null);
-    }
+      return up.take();
+    });
     const refreshed = provider.tokenRequests("refresh_token").slice(refreshes);
     assert.equal(refreshed.length, 1);
     assert.equal(refreshed[0].form.refresh_token, shared.refresh_token, "the shared account's refresh token");

@@ -16,6 +16,7 @@
 // `refuseWhen(test)`: from then on a request for which test(request) holds gets 401
 // application/json {"error":"invalid_token"} on any path, as an API answers a token it no
 // longer accepts (revoked or rotated at the provider before it expired); null stops it.
+// `refusing(test, action)` does so only while `action` runs.
 import { createServer } from "node:http";
 
 export const SLOW_MS = 4_000;
@@ -129,6 +130,15 @@ export async function startUpstream() {
     /** From now on, answers 401 to every request `test` holds for (null: none). */
     refuseWhen(test) {
       refuse = test;
+    },
+    /** Answers 401 as `refuseWhen(test)` while `action` runs, and never after; its result. */
+    async refusing(test, action) {
+      refuse = test;
+      try {
+        return await action();
+      } finally {
+        refuse = null;
+      }
     },
     /** Forgets what was recorded so far; returns it. */
     take() {
