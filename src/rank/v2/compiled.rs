@@ -13,7 +13,7 @@
 //! each a count and strictly ascending tool ids stored as gaps. Reading checks every length and
 //! id against the bytes and the tools: damaged input is an error, never a panic.
 
-use super::index::{DocId, Index};
+use super::index::{DocId, Index, Terms};
 use crate::packed::{Corrupt, Reader, Writer};
 use crate::rank::ToolDoc;
 
@@ -21,7 +21,7 @@ use crate::rank::ToolDoc;
 pub const MAGIC: [u8; 4] = *b"FGIX";
 /// The layout's version. A compiled index of another version is never read: the gateway builds
 /// the index from the tools instead (and an operator's rebuild call recompiles every tenant).
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Why compiled bytes cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,18 +86,8 @@ impl Index {
         w.u32(self.len() as u32);
         w.u64(tools_digest(self.docs()));
         w.out.extend_from_slice(&self.name_len);
-        w.len(self.text.len());
-        for (text, p) in self.text.iter().zip(&self.postings) {
-            w.str(text);
-            for list in [&p.name, &p.label, &p.param, &p.prose] {
-                w.len(list.len());
-                let mut last = None;
-                for &id in list {
-                    w.varint(last.map_or(id, |l: DocId| id - l));
-                    last = Some(id);
-                }
-            }
-        }
+        write_terms(&mut w, &self.terms);
+        write_terms(&mut w, &self.surface);
         w.out
     }
 
@@ -118,44 +108,64 @@ impl Index {
         }
         let mut ix = Index::empty(tools);
         ix.name_len.extend_from_slice(r.take(tools)?);
-        let terms = r.count()?;
-        for _ in 0..terms {
-            let text = r.str()?;
-            let before = ix.text.len();
-            let term = ix.intern(text) as usize;
-            if ix.text.len() == before {
-                return Err(CompiledError::Corrupt("a term appears twice"));
-            }
-            let p = &mut ix.postings[term];
-            for list in [&mut p.name, &mut p.label, &mut p.param, &mut p.prose] {
-                let n = r.count()?;
-                list.reserve_exact(n);
-                let mut last: Option<DocId> = None;
-                for _ in 0..n {
-                    let gap = r.varint()?;
-                    let id = match last {
-                        None => gap,
-                        Some(_) if gap == 0 => {
-                            return Err(CompiledError::Corrupt("a posting list is not ascending"))
-                        }
-                        Some(l) => l
-                            .checked_add(gap)
-                            .ok_or(CompiledError::Corrupt("a tool id overflows"))?,
-                    };
-                    if id as usize >= tools {
-                        return Err(CompiledError::Corrupt("a tool id past the last tool"));
-                    }
-                    list.push(id);
-                    last = Some(id);
-                }
-            }
-        }
+        ix.terms = read_terms(&mut r, tools)?;
+        ix.surface = read_terms(&mut r, tools)?;
         if !r.at_end() {
             return Err(CompiledError::Corrupt("bytes past the last term"));
         }
         ix.finish(docs);
         Ok(ix)
     }
+}
+
+fn write_terms<const K: usize>(w: &mut Writer, terms: &Terms<K>) {
+    w.len(terms.len());
+    for t in 0..terms.len() as u32 {
+        w.str(terms.text(t));
+        for k in 0..K {
+            let list = terms.list(t, k);
+            w.len(list.len());
+            let mut last = None;
+            for &id in list {
+                w.varint(last.map_or(id, |l: DocId| id - l));
+                last = Some(id);
+            }
+        }
+    }
+}
+
+fn read_terms<const K: usize>(r: &mut Reader, tools: usize) -> Result<Terms<K>, CompiledError> {
+    let count = r.count()?;
+    let mut terms = Terms::default();
+    terms.reserve(count);
+    for _ in 0..count {
+        if !terms.push_term(r.str()?) {
+            return Err(CompiledError::Corrupt("terms out of order or repeated"));
+        }
+        for _ in 0..K {
+            let n = r.count()?;
+            let mut last: Option<DocId> = None;
+            for _ in 0..n {
+                let gap = r.varint()?;
+                let id = match last {
+                    None => gap,
+                    Some(_) if gap == 0 => {
+                        return Err(CompiledError::Corrupt("a posting list is not ascending"))
+                    }
+                    Some(l) => l
+                        .checked_add(gap)
+                        .ok_or(CompiledError::Corrupt("a tool id overflows"))?,
+                };
+                if id as usize >= tools {
+                    return Err(CompiledError::Corrupt("a tool id past the last tool"));
+                }
+                terms.push_id(id);
+                last = Some(id);
+            }
+            terms.end_list();
+        }
+    }
+    Ok(terms)
 }
 
 impl From<Corrupt> for CompiledError {

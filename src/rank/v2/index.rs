@@ -32,12 +32,147 @@ pub mod field {
     pub const STRUCTURAL: u8 = NAME_EXACT | NAME_PREFIX | LABEL | PARAM | NAME_SURFACE;
 }
 
+/// Terms sorted by text, each with `K` posting lists, in flat arrays: a compiled index is read
+/// into them with no allocation per term, and a term is found by binary search.
 #[derive(Default)]
-pub(super) struct Postings {
-    pub(super) name: Vec<DocId>,
-    pub(super) label: Vec<DocId>,
-    pub(super) param: Vec<DocId>,
-    pub(super) prose: Vec<DocId>,
+pub(super) struct Terms<const K: usize> {
+    text: String,
+    /// Per term, where its text ends in `text` (it starts where the previous one ends).
+    text_ends: Vec<u32>,
+    /// Per term and list, where the list ends in `ids`.
+    list_ends: Vec<u32>,
+    ids: Vec<DocId>,
+}
+
+/// The lists of a term of the pool, in this order.
+pub(super) const NAME_LIST: usize = 0;
+pub(super) const LABEL_LIST: usize = 1;
+pub(super) const PARAM_LIST: usize = 2;
+pub(super) const PROSE_LIST: usize = 3;
+
+impl<const K: usize> Terms<K> {
+    pub(super) fn len(&self) -> usize {
+        self.text_ends.len()
+    }
+
+    pub(super) fn text(&self, t: TermId) -> &str {
+        let t = t as usize;
+        let start = if t == 0 { 0 } else { self.text_ends[t - 1] };
+        &self.text[start as usize..self.text_ends[t] as usize]
+    }
+
+    pub(super) fn find(&self, term: &str) -> Option<TermId> {
+        let at = self.first_not_below(term);
+        (at < self.len() && self.text(at as TermId) == term).then_some(at as TermId)
+    }
+
+    /// The position of the first term not sorting before `term`.
+    pub(super) fn first_not_below(&self, term: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.text(mid as TermId) < term {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    pub(super) fn list(&self, t: TermId, k: usize) -> &[DocId] {
+        let i = t as usize * K + k;
+        let start = if i == 0 { 0 } else { self.list_ends[i - 1] };
+        &self.ids[start as usize..self.list_ends[i] as usize]
+    }
+
+    /// Appends a term after every term so far; false (and nothing appended) when it does not
+    /// sort after the last one. Its lists follow with [`Terms::push_list`], `K` of them.
+    pub(super) fn push_term(&mut self, text: &str) -> bool {
+        if let Some(last) = self.len().checked_sub(1) {
+            if self.text(last as TermId) >= text {
+                return false;
+            }
+        }
+        self.text.push_str(text);
+        self.text_ends.push(self.text.len() as u32);
+        true
+    }
+
+    pub(super) fn push_list(&mut self, ids: impl IntoIterator<Item = DocId>) {
+        self.ids.extend(ids);
+        self.end_list();
+    }
+
+    /// Adds a tool to the list being appended (ended by [`Terms::end_list`]).
+    pub(super) fn push_id(&mut self, id: DocId) {
+        self.ids.push(id);
+    }
+
+    pub(super) fn end_list(&mut self) {
+        self.list_ends.push(self.ids.len() as u32);
+    }
+
+    pub(super) fn reserve(&mut self, terms: usize) {
+        self.text_ends.reserve_exact(terms);
+        self.list_ends.reserve_exact(terms * K);
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.text_ends.shrink_to_fit();
+        self.list_ends.shrink_to_fit();
+        self.ids.shrink_to_fit();
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + (self.text_ends.capacity() + self.list_ends.capacity()) * 4
+            + self.ids.capacity() * 4
+    }
+}
+
+/// Terms and their lists as a build finds them (any order), then sorted into [`Terms`].
+struct TermsBuilder<const K: usize> {
+    dict: HashMap<Box<str>, usize>,
+    lists: Vec<[Vec<DocId>; K]>,
+}
+
+impl<const K: usize> TermsBuilder<K> {
+    fn new() -> TermsBuilder<K> {
+        TermsBuilder {
+            dict: HashMap::new(),
+            lists: Vec::new(),
+        }
+    }
+
+    fn list(&mut self, term: &str, k: usize) -> &mut Vec<DocId> {
+        let next = self.lists.len();
+        let t = match self.dict.get(term) {
+            Some(&t) => t,
+            None => {
+                self.dict.insert(term.into(), next);
+                self.lists.push(std::array::from_fn(|_| Vec::new()));
+                next
+            }
+        };
+        &mut self.lists[t][k]
+    }
+
+    fn finish(self) -> Terms<K> {
+        let mut sorted: Vec<(Box<str>, usize)> = self.dict.into_iter().collect();
+        sorted.sort_unstable();
+        let mut terms = Terms::default();
+        terms.reserve(sorted.len());
+        for (text, t) in sorted {
+            terms.push_term(&text);
+            for k in 0..K {
+                terms.push_list(self.lists[t][k].iter().copied());
+            }
+        }
+        terms.shrink_to_fit();
+        terms
+    }
 }
 
 /// A connector label and the words a query must hold to name it.
@@ -97,14 +232,15 @@ impl Label {
 /// The prepared index over every tool of a catalog version.
 pub struct Index {
     docs: Vec<ToolDoc>,
-    dict: HashMap<Box<str>, TermId>,
-    pub(super) text: Vec<Box<str>>,
-    pub(super) postings: Vec<Postings>,
-    /// Terms that occur in some name, sorted by text, for prefix matching.
+    /// Every stemmed term with its name, label, parameter and prose lists.
+    pub(super) terms: Terms<4>,
+    /// Terms that occur in some name, in text order, for prefix matching.
     name_terms: Vec<TermId>,
-    by_name: HashMap<Box<str>, Vec<DocId>>,
+    /// (hash of the lowercased whole name, tool), sorted: the exact-name lookup without a key
+    /// allocated per tool.
+    by_name: Vec<(u64, DocId)>,
     /// Name tokens as spelled (unstemmed), for the surface-form bonus.
-    surface: HashMap<Box<str>, Vec<DocId>>,
+    pub(super) surface: Terms<1>,
     labels: Vec<Label>,
     /// Per label text, its connector id.
     label_ids: HashMap<Box<str>, u32>,
@@ -129,12 +265,10 @@ impl Index {
     pub(super) fn empty(tools: usize) -> Index {
         Index {
             docs: Vec::new(),
-            dict: HashMap::new(),
-            text: Vec::new(),
-            postings: Vec::new(),
+            terms: Terms::default(),
             name_terms: Vec::new(),
-            by_name: HashMap::new(),
-            surface: HashMap::new(),
+            by_name: Vec::new(),
+            surface: Terms::default(),
             labels: Vec::new(),
             label_ids: HashMap::new(),
             piece_labels: HashMap::new(),
@@ -152,10 +286,12 @@ impl Index {
             .map(|w| stem(w).into_owned())
             .collect();
         let mut scratch = Vec::new();
+        let mut terms = TermsBuilder::<4>::new();
+        let mut surface = TermsBuilder::<1>::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
             let schema = schema_text(doc.input_schema.value());
-            let mut add = |ix: &mut Index, texts: &[&str], compounds: bool, which: u8| {
+            let mut add = |texts: &[&str], compounds: bool, which: u8| {
                 scratch.clear();
                 for t in texts {
                     if which == field::PROSE {
@@ -178,37 +314,32 @@ impl Index {
                 }
                 scratch.sort_unstable();
                 scratch.dedup();
+                let k = match which {
+                    field::NAME_EXACT => NAME_LIST,
+                    field::LABEL => LABEL_LIST,
+                    field::PARAM => PARAM_LIST,
+                    _ => PROSE_LIST,
+                };
                 for t in scratch.iter() {
-                    let term = ix.intern(t);
-                    let p = &mut ix.postings[term as usize];
-                    let list = match which {
-                        field::NAME_EXACT => &mut p.name,
-                        field::LABEL => &mut p.label,
-                        field::PARAM => &mut p.param,
-                        _ => &mut p.prose,
-                    };
-                    list.push(id);
+                    terms.list(t, k).push(id);
                 }
                 scratch.len()
             };
-            let name_terms = add(&mut ix, &[&doc.name], false, field::NAME_EXACT);
+            let name_terms = add(&[&doc.name], false, field::NAME_EXACT);
+            for_each_name_token(&doc.name, |t| surface.list(t, 0).push(id));
             ix.name_len.push(name_terms.min(u8::MAX as usize) as u8);
             // The gateway's own notes (account labels, frozen values) label a tool like its
             // connector does.
             let mut labels: Vec<&str> = doc.notes.iter().map(String::as_str).collect();
             labels.push(&doc.connector);
-            add(&mut ix, &labels, true, field::LABEL);
-            add(&mut ix, &schema.names, false, field::PARAM);
+            add(&labels, true, field::LABEL);
+            add(&schema.names, false, field::PARAM);
             let mut prose = schema.prose.clone();
             prose.push(&doc.description);
-            add(&mut ix, &prose, true, field::PROSE);
+            add(&prose, true, field::PROSE);
         }
-        for p in &mut ix.postings {
-            p.name.shrink_to_fit();
-            p.label.shrink_to_fit();
-            p.param.shrink_to_fit();
-            p.prose.shrink_to_fit();
-        }
+        ix.terms = terms.finish();
+        ix.surface = surface.finish();
         ix.finish(docs);
         ix
     }
@@ -218,53 +349,20 @@ impl Index {
     /// the compiled form, which stores only the terms and their postings.
     pub(super) fn finish(&mut self, docs: Vec<ToolDoc>) {
         let mut label_ids: HashMap<&str, u32> = HashMap::new();
-        // A cold copy runs this for every tool: one buffer holds a name's tokens (no allocation
-        // per token), and a key is allocated only for a token not seen before.
-        let mut tokens = String::new();
-        let mut spans: Vec<(usize, usize)> = Vec::new();
+        self.by_name = Vec::with_capacity(docs.len());
         for (i, doc) in docs.iter().enumerate() {
-            let id = i as DocId;
-            tokens.clear();
-            spans.clear();
-            crate::tokenize::for_each_token(&doc.name, |t, _, _| {
-                spans.push((tokens.len(), tokens.len() + t.len()));
-                tokens.push_str(t);
-            });
-            let text = |&(a, b): &(usize, usize)| &tokens[a..b];
-            spans.sort_unstable_by(|x, y| text(x).cmp(text(y)));
-            spans.dedup_by(|x, y| text(x) == text(y));
-            for span in &spans {
-                let t = text(span);
-                match self.surface.get_mut(t) {
-                    Some(ids) => ids.push(id),
-                    None => {
-                        self.surface.insert(t.into(), vec![id]);
-                    }
-                }
-            }
             let next = label_ids.len() as u32;
             let c = *label_ids.entry(&*doc.connector).or_insert(next);
             if c == next {
                 self.labels.push(Label::new(&doc.connector));
             }
             self.doc_connector.push(c);
-            // Most names are lowercase already: no second copy to lowercase them.
-            let lowercase = doc
-                .name
-                .bytes()
-                .all(|b| b.is_ascii() && !b.is_ascii_uppercase());
-            let key: Box<str> = if lowercase {
-                Box::from(&*doc.name)
-            } else {
-                doc.name.to_lowercase().into()
-            };
-            self.by_name.entry(key).or_default().push(id);
+            self.by_name.push((name_hash(&doc.name), i as DocId));
         }
-        let mut names: Vec<TermId> = (0..self.text.len() as TermId)
-            .filter(|&t| !self.postings[t as usize].name.is_empty())
+        self.by_name.sort_unstable();
+        self.name_terms = (0..self.terms.len() as TermId)
+            .filter(|&t| !self.terms.list(t, NAME_LIST).is_empty())
             .collect();
-        names.sort_unstable_by(|&a, &b| self.text[a as usize].cmp(&self.text[b as usize]));
-        self.name_terms = names;
         for (c, label) in self.labels.iter().enumerate() {
             let c = c as u32;
             self.label_ids.insert(label.text.as_str().into(), c);
@@ -298,17 +396,6 @@ impl Index {
         self.part_labels.get(term).map_or(&[], Vec::as_slice)
     }
 
-    pub(super) fn intern(&mut self, t: &str) -> TermId {
-        if let Some(&id) = self.dict.get(t) {
-            return id;
-        }
-        let id = self.text.len() as TermId;
-        self.dict.insert(t.into(), id);
-        self.text.push(t.into());
-        self.postings.push(Postings::default());
-        id
-    }
-
     pub fn len(&self) -> usize {
         self.docs.len()
     }
@@ -339,21 +426,30 @@ impl Index {
     }
 
     /// Tools whose whole name is this text (case-insensitive).
-    pub fn by_name(&self, name: &str) -> &[DocId] {
-        self.by_name
-            .get(name.trim().to_lowercase().as_str())
-            .map_or(&[], Vec::as_slice)
+    pub fn by_name(&self, name: &str) -> Vec<DocId> {
+        let name = name.trim();
+        let hash = name_hash(name);
+        let start = self.by_name.partition_point(|&(h, _)| h < hash);
+        self.by_name[start..]
+            .iter()
+            .take_while(|&&(h, _)| h == hash)
+            .map(|&(_, d)| d)
+            .filter(|&d| same_lowercase(&self.docs[d as usize].name, name))
+            .collect()
     }
 
     /// Calls `hit(doc, field bit)` for every tool that has the term in some field; a name
     /// matched by prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
     pub fn for_each_hit(&self, term: &str, mut hit: impl FnMut(DocId, u8)) {
-        if let Some(&t) = self.dict.get(term) {
-            let p = &self.postings[t as usize];
-            p.name.iter().for_each(|&d| hit(d, field::NAME_EXACT));
-            p.label.iter().for_each(|&d| hit(d, field::LABEL));
-            p.param.iter().for_each(|&d| hit(d, field::PARAM));
-            p.prose.iter().for_each(|&d| hit(d, field::PROSE));
+        if let Some(t) = self.terms.find(term) {
+            for (k, bit) in [
+                (NAME_LIST, field::NAME_EXACT),
+                (LABEL_LIST, field::LABEL),
+                (PARAM_LIST, field::PARAM),
+                (PROSE_LIST, field::PROSE),
+            ] {
+                self.terms.list(t, k).iter().for_each(|&d| hit(d, bit));
+            }
         }
         if term.len() < MIN_PREFIX_LEN || !term.bytes().all(|b| b.is_ascii_lowercase()) {
             return;
@@ -361,24 +457,24 @@ impl Index {
         // Name tokens the term is a prefix of (`repo` → `repository`).
         let start = self
             .name_terms
-            .partition_point(|&n| &*self.text[n as usize] < term);
+            .partition_point(|&n| self.terms.text(n) < term);
         for &n in &self.name_terms[start..] {
-            let text = &*self.text[n as usize];
+            let text = self.terms.text(n);
             if !text.starts_with(term) {
                 break;
             }
             if text != term {
-                self.postings[n as usize]
-                    .name
+                self.terms
+                    .list(n, NAME_LIST)
                     .iter()
                     .for_each(|&d| hit(d, field::NAME_PREFIX));
             }
         }
         // Name tokens that are a prefix of the term, with a short tail (`config` ← `configs`).
         for len in MIN_PREFIX_LEN.max(term.len().saturating_sub(MAX_PREFIX_TAIL))..term.len() {
-            if let Some(&n) = self.dict.get(&term[..len]) {
-                self.postings[n as usize]
-                    .name
+            if let Some(n) = self.terms.find(&term[..len]) {
+                self.terms
+                    .list(n, NAME_LIST)
                     .iter()
                     .for_each(|&d| hit(d, field::NAME_PREFIX));
             }
@@ -387,35 +483,77 @@ impl Index {
 
     /// Calls `hit(doc)` for every tool whose name has this token exactly as spelled.
     pub fn for_each_surface_hit(&self, token: &str, mut hit: impl FnMut(DocId)) {
-        if let Some(docs) = self.surface.get(token) {
-            docs.iter().for_each(|&d| hit(d));
+        if let Some(t) = self.surface.find(token) {
+            self.surface.list(t, 0).iter().for_each(|&d| hit(d));
         }
     }
 
     /// Which fields of any tool of the whole index hold the term exactly (public knowledge for
     /// the directory; never call it on a tenant's pool, whose withheld tools it would count).
     pub fn fields_anywhere(&self, term: &str) -> u8 {
-        let Some(&t) = self.dict.get(term) else {
+        let Some(t) = self.terms.find(term) else {
             return 0;
         };
-        let p = &self.postings[t as usize];
-        let bit = |v: &Vec<DocId>, b: u8| if v.is_empty() { 0 } else { b };
-        bit(&p.name, field::NAME_EXACT)
-            | bit(&p.label, field::LABEL)
-            | bit(&p.param, field::PARAM)
-            | bit(&p.prose, field::PROSE)
+        let bit = |k: usize, b: u8| {
+            if self.terms.list(t, k).is_empty() {
+                0
+            } else {
+                b
+            }
+        };
+        bit(NAME_LIST, field::NAME_EXACT)
+            | bit(LABEL_LIST, field::LABEL)
+            | bit(PARAM_LIST, field::PARAM)
+            | bit(PROSE_LIST, field::PROSE)
     }
 
     /// Heap bytes held by the index, roughly (postings, dictionary, names).
     pub fn index_bytes(&self) -> usize {
-        let ids = |v: &Vec<DocId>| v.capacity() * 4;
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| ids(&p.name) + ids(&p.label) + ids(&p.param) + ids(&p.prose) + 96)
-            .sum();
-        let dict: usize = self.text.iter().map(|t| t.len() * 2 + 32).sum();
-        postings + dict + self.name_terms.len() * 4 + self.docs.len() * 8
+        self.terms.heap_bytes()
+            + self.surface.heap_bytes()
+            + self.name_terms.capacity() * 4
+            + self.by_name.capacity() * 12
+            + self.docs.len() * 8
+    }
+}
+
+/// Calls `f` once per distinct token of a tool name, as spelled.
+fn for_each_name_token(name: &str, mut f: impl FnMut(&str)) {
+    let mut tokens: Vec<String> = Vec::new();
+    crate::tokenize::for_each_token(name, |t, _, _| tokens.push(t.to_owned()));
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens.iter().for_each(|t| f(t));
+}
+
+/// FNV-1a of a name lowercased, the key of the exact-name lookup.
+fn name_hash(name: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    let mut eat = |b: u8| {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(PRIME);
+    };
+    if name.is_ascii() {
+        name.bytes().for_each(|b| eat(b.to_ascii_lowercase()));
+    } else {
+        let mut buf = [0u8; 4];
+        for c in name.chars().flat_map(char::to_lowercase) {
+            c.encode_utf8(&mut buf).bytes().for_each(&mut eat);
+        }
+    }
+    h
+}
+
+/// Whether two names are equal lowercased (the exact-name match is case-insensitive).
+fn same_lowercase(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a.chars()
+            .flat_map(char::to_lowercase)
+            .eq(b.chars().flat_map(char::to_lowercase))
     }
 }
 
@@ -429,7 +567,7 @@ impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("v2::Index")
             .field("tools", &self.docs.len())
-            .field("terms", &self.text.len())
+            .field("terms", &self.terms.len())
             .finish()
     }
 }
