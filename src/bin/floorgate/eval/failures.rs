@@ -89,7 +89,8 @@ pub fn ask_v2<'a>(v2: &'a V2, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
     }
 }
 
-/// Prints every miss (present) and every wrong answer (absent) of the ranker `ask_for` builds.
+/// Prints every miss (present), every answer with the right tools removed, and every wrong
+/// answer (absent) of the ranker `ask_for` builds.
 pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
     ask_for: impl Fn(&'a str) -> F,
     cat: &Catalog,
@@ -145,6 +146,17 @@ pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
                 if let Some(reason) = &r.reason {
                     println!("  reason: {reason}");
                 }
+            }
+        }
+        // The right tools removed, the rest of their product kept: any answer is a wrong tool.
+        if let Some(ids) = present.as_ref().and_then(|p| cat.ids_without_gold(q, p)) {
+            let r = ask(&ids);
+            if let Some((c, n, cov)) = r.results.first() {
+                println!(
+                    "NO-GOLD-ANSWERED [{}] {:?} gold={}/{:?} -> {c}/{n} cov {cov:.2}",
+                    q.set, q.query, q.connector, q.tools
+                );
+                println!("  tokens: {}", r.tokens);
             }
         }
         let r = ask(&cat.ids(absent));
