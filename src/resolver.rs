@@ -40,6 +40,8 @@ pub struct AdvertisedTool {
     pub annotations: LazyJson,
     /// The catalog tool's [`ToolDef::destructive`].
     pub destructive: bool,
+    /// The catalog tool's [`ToolDef::read_only`].
+    pub read_only: Option<bool>,
     pub connector_id: Arc<str>,
     pub connector_label: Arc<str>,
     /// Labels of the visible, active connections it runs through (sorted by codepoint); two or
@@ -542,6 +544,7 @@ fn advertise(
             input_schema: tool.input_schema.clone(),
             annotations: tool.annotations.clone(),
             destructive: tool.destructive,
+            read_only: tool.read_only,
             connector_id: names.id.clone(),
             connector_label: names.label.clone(),
             connection_labels: labels,
@@ -581,6 +584,7 @@ fn advertise(
         input_schema: LazyJson::from_value(input_schema),
         annotations: tool.annotations.clone(),
         destructive: tool.destructive,
+        read_only: tool.read_only,
         connector_id: names.id.clone(),
         connector_label: names.label.clone(),
         connection_labels: labels,

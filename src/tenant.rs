@@ -87,6 +87,7 @@ fn plain_doc(connector: &Connector, tool: &ToolDef) -> rank::ToolDoc {
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
         destructive: tool.destructive,
+        read_only: tool.read_only,
         notes: Vec::new(),
     }
 }
@@ -145,6 +146,7 @@ fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
             description: tool.description.clone(),
             input_schema: tool.input_schema.clone(),
             destructive: tool.destructive,
+            read_only: tool.read_only,
             notes: tool.note_values.clone(),
         })
         .collect()

@@ -14,6 +14,7 @@ fn notion_tools() -> Vec<ToolDoc> {
         description: "List all users.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
+        read_only: None,
         notes: Vec::new(),
     });
     tools
@@ -548,6 +549,7 @@ fn the_gateways_notes_anchor_a_result_a_vendors_prose_does_not() {
         description: "Reads one widget of the Acme catalog, as Sales sees it.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
+        read_only: None,
         notes: Vec::new(),
     });
     let index = Index::build(pool);

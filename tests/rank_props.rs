@@ -77,6 +77,7 @@ fn tool() -> impl Strategy<Value = ToolDoc> {
                     serde_json::json!({"type": "object", "properties": {d[0]: {"type": "string"}}})
                         .into(),
                 destructive: false,
+                read_only: None,
                 notes: Vec::new(),
             }
         })
@@ -181,6 +182,7 @@ proptest! {
             description: "sync the issue".into(),
             input_schema: serde_json::json!({}).into(),
             destructive: false,
+            read_only: None,
             notes: Vec::new(),
         };
         let mut docs: Vec<ToolDoc> = names.iter().map(mk).collect();

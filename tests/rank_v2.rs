@@ -54,6 +54,7 @@ fn the_seed_incident_is_empty_and_explained() {
         description: "List all users of the Notion workspace.".into(),
         input_schema: serde_json::json!({"type": "object"}).into(),
         destructive: false,
+        read_only: None,
         notes: Vec::new(),
     });
     let a = ask(&pool, "list_all_cal_com_schedules");
@@ -312,4 +313,73 @@ proptest! {
             prop_assert!(ex.why.is_some() && ex.reason.is_some());
         }
     }
+}
+
+/// Rule 17 (`read_gets_no_write`): the directory's annotated tools say `get` and `list` read
+/// and `create` writes, so a request to read gets no unannotated `create_…` tool, while a
+/// request to create still does, and the rule off answers the read with it.
+#[test]
+fn a_request_to_read_gets_no_tool_whose_action_writes() {
+    let tool = |connector: &str, name: &str, read_only: Option<bool>| ToolDoc {
+        name: name.into(),
+        connector: connector.into(),
+        description: format!("{name} of the {connector} account.").into(),
+        input_schema: serde_json::json!({"type": "object"}).into(),
+        destructive: false,
+        read_only,
+        notes: Vec::new(),
+    };
+    let mut known = Vec::new();
+    for (i, object) in ["page", "task", "deal"].iter().enumerate() {
+        let connector = ["Acme", "Globex", "Initech"][i];
+        known.push(tool(connector, &format!("get_{object}"), Some(true)));
+        known.push(tool(connector, &format!("list_{object}s"), Some(true)));
+        known.push(tool(connector, &format!("create_{object}"), Some(false)));
+    }
+    let pool = vec![
+        tool("Hooli", "create_alert_grouping_setting", None),
+        tool("Hooli", "get_incident", None),
+    ];
+    known.extend(pool.iter().cloned());
+    let directory = v2::Directory::build(known);
+    assert_eq!(directory.action("get"), Some(v2::Action::Reads));
+    assert_eq!(directory.action("creat"), Some(v2::Action::Writes));
+    let index = Index::build(pool);
+    let ask = |query: &str, rules: v2::Rules| {
+        let req = Request {
+            explain: true,
+            directory: Some(&directory),
+            rules,
+            ..Request::new(query)
+        };
+        v2::search(&index, &Visible::all(&index), &req)
+    };
+    let shipped = v2::Rules::SHIPPED;
+    let read = ask("list the alert grouping settings", shipped);
+    assert!(read.results.is_empty(), "{:?}", names(&read));
+    let why = read.explanation.unwrap();
+    assert_eq!(
+        why.why,
+        Some(EmptyReason::Rejected {
+            gate: v2::Gate::WriteForRead
+        })
+    );
+    assert!(why.reason.unwrap().contains("writes"));
+    let off = ask(
+        "list the alert grouping settings",
+        shipped.without(v2::Rule::ReadGetsNoWrite),
+    );
+    assert_eq!(names(&off), ["create_alert_grouping_setting"]);
+    let create = ask("create an alert grouping setting", shipped);
+    assert_eq!(names(&create), ["create_alert_grouping_setting"]);
+    // The tool's own `readOnlyHint: true` is never withheld as a write.
+    let mut annotated = index.docs().to_vec();
+    annotated[0].read_only = Some(true);
+    let index = Index::build(annotated);
+    let req = Request {
+        directory: Some(&directory),
+        ..Request::new("list the alert grouping settings")
+    };
+    let a = v2::search(&index, &Visible::all(&index), &req);
+    assert_eq!(names(&a), ["create_alert_grouping_setting"]);
 }

@@ -114,6 +114,7 @@ fn every_answer_matches_the_members_own_index(tenant: &PreparedTenant) {
                 input_schema: t.input_schema.clone(),
                 destructive: t.annotations.get("destructiveHint")
                     == Some(&serde_json::Value::Bool(true)),
+                read_only: t.read_only,
                 notes: t.note_values.clone(),
             })
             .collect();

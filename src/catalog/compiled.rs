@@ -210,7 +210,7 @@ fn put_connector(w: &mut Writer, c: &Connector) {
         w.str(&tool.description);
         w.str(tool.input_schema.text());
         w.str(tool.annotations.text());
-        w.u8(u8::from(tool.destructive));
+        w.u8(hint_bits(tool.destructive, tool.read_only));
         match &tool.operation {
             None => w.u8(0),
             Some(op) => {
@@ -218,6 +218,20 @@ fn put_connector(w: &mut Writer, c: &Connector) {
                 put_operation(w, op);
             }
         }
+    }
+}
+
+/// A tool's annotation hints in one byte: bit 0 `destructiveHint: true`, bit 1 a
+/// `readOnlyHint` is given, bit 2 its value. Snapshots written before the read-only bits hold
+/// 0 or 1 and read the same.
+fn hint_bits(destructive: bool, read_only: Option<bool>) -> u8 {
+    u8::from(destructive) | read_only.map_or(0, |r| 2 | u8::from(r) << 2)
+}
+
+fn read_hint_bits(b: u8) -> Result<(bool, Option<bool>), Corrupt> {
+    match b {
+        0..=7 if b & 6 != 4 => Ok((b & 1 != 0, (b & 2 != 0).then_some(b & 4 != 0))),
+        _ => Err(Corrupt("impossible annotation hints")),
     }
 }
 
@@ -241,12 +255,15 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
     let n = r.count()?;
     let mut tools = Vec::with_capacity(n);
     for _ in 0..n {
+        let (name, description, schema, annotations) = (r.str()?, r.str()?, r.str()?, r.str()?);
+        let hints = read_hint_bits(r.u8()?)?;
         tools.push(ToolDef {
-            name: r.str()?.into(),
-            description: r.str()?.into(),
-            input_schema: LazyJson::from_text(r.str()?),
-            annotations: LazyJson::from_text(r.str()?),
-            destructive: r.bool()?,
+            name: name.into(),
+            description: description.into(),
+            input_schema: LazyJson::from_text(schema),
+            annotations: LazyJson::from_text(annotations),
+            destructive: hints.0,
+            read_only: hints.1,
             operation: if r.bool()? {
                 Some(read_operation(r)?)
             } else {
@@ -400,4 +417,24 @@ fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
         },
         multi_segment: read_strings(r)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hint_bits, read_hint_bits};
+
+    #[test]
+    fn annotation_hints_read_back_and_old_bytes_read_the_same() {
+        for destructive in [false, true] {
+            for read_only in [None, Some(false), Some(true)] {
+                let b = hint_bits(destructive, read_only);
+                assert_eq!(read_hint_bits(b), Ok((destructive, read_only)));
+            }
+        }
+        // Written before the read-only bits: 0 or 1, destructive only.
+        assert_eq!(read_hint_bits(1), Ok((true, None)));
+        // A read-only value without its presence bit, or bits past the third, are damage.
+        assert!(read_hint_bits(4).is_err());
+        assert!(read_hint_bits(8).is_err());
+    }
 }

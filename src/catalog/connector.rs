@@ -88,6 +88,8 @@ pub struct ToolDef {
     /// Its annotations say it destroys data (`destructiveHint: true`), known without reading
     /// them (the ranker's floor for such tools is stricter).
     pub destructive: bool,
+    /// Its annotations' `readOnlyHint`, when they have one (known without reading them).
+    pub read_only: Option<bool>,
     /// `None` for directory tools that are listed but cannot run.
     pub operation: Option<Operation>,
 }
@@ -399,6 +401,10 @@ fn parse_tool(
         description: description?.into(),
         input_schema: LazyJson::from_value(input_schema?.clone()),
         destructive: destroys(annotations.as_ref()?),
+        read_only: annotations
+            .as_ref()?
+            .get("readOnlyHint")
+            .and_then(Value::as_bool),
         annotations: LazyJson::from_value(Value::Object(annotations?)),
         operation,
     })

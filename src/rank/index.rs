@@ -42,6 +42,10 @@ pub struct ToolDoc {
     /// `v2::DESTRUCTIVE_FLOOR`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub destructive: bool,
+    /// Its annotations' `readOnlyHint`, when they have one: the directory's tools tell the
+    /// ranker which actions read and which write (v2 rule `read_gets_no_write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
     /// The values of the gateway's notes on this tool (a merged tool's account labels, frozen
     /// values): the tenant's own words for its set-up, which label the tool as its connector's
     /// label does. Passed as data; the notes' text in `description` is never parsed back.

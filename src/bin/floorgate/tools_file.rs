@@ -63,12 +63,17 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
         .and_then(|a| a.get("destructiveHint"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let read_only = o
+        .get("annotations")
+        .and_then(|a| a.get("readOnlyHint"))
+        .and_then(Value::as_bool);
     Ok(ToolDoc {
         name: name.into(),
         connector: connector.into(),
         description: description.into(),
         input_schema: input_schema.into(),
         destructive,
+        read_only,
         notes: Vec::new(),
     })
 }

@@ -42,6 +42,10 @@ pub const TAIL_SHARE: f64 = 0.5;
 /// Rule `LackingCapability`: the share of its IDF a capability word carries when no visible
 /// tool covers it and no connected product offers it under that name.
 pub const LACKING_SHARE: f64 = 0.5;
+/// Rule `ReadGetsNoWrite`: an action (a tool name's first term past its product's label words)
+/// is classed from the directory's tools named for it that carry `readOnlyHint`: at least this
+/// many of them, and all reading or all writing.
+pub const MIN_ACTION_ANNOTATED: u32 = 3;
 /// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
 pub const MAX_QUERY_TERMS: usize = 48;
 
@@ -65,6 +69,7 @@ pub enum Rule {
     ProductSlot,
     RequestFrame,
     LackingCapability,
+    ReadGetsNoWrite,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -86,6 +91,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ProductSlot, "product_slot", "(not shipped) words nothing knows after a request-final in/on/from name a product no directory row has"),
     (Rule::RequestFrame, "request_frame", "a common verb right before `me` or `us` frames the request (`show me`) and carries no mass, whatever tool names the pool has"),
     (Rule::LackingCapability, "lacking_capability", "a capability word no visible tool covers carries LACKING_SHARE of its IDF, unless the directory shows a connected product offering it (that tool is out of reach: full mass)"),
+    (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -117,12 +123,46 @@ impl Rules {
 /// the gateway has, and which products a query names. Never a source of results.
 pub struct Directory {
     pub(crate) index: Index,
+    /// Per action term, (tools named for it with `readOnlyHint`, of them read-only); on first use.
+    actions: std::sync::OnceLock<std::collections::HashMap<String, (u32, u32)>>,
+}
+
+/// What an action does, by the directory's annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Reads,
+    Writes,
 }
 
 impl Directory {
     pub fn build(tools: Vec<crate::rank::ToolDoc>) -> Directory {
         Directory {
             index: Index::build(tools),
+            actions: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the directory's annotated tools named for this action term all read or all
+    /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
+    pub fn action(&self, term: &str) -> Option<Action> {
+        let actions = self.actions.get_or_init(|| {
+            let mut out: std::collections::HashMap<String, (u32, u32)> = Default::default();
+            for (id, doc) in self.index.docs().iter().enumerate() {
+                let (Some(read_only), Some(action)) =
+                    (doc.read_only, action_term(&self.index, id as u32))
+                else {
+                    continue;
+                };
+                let e = out.entry(action).or_default();
+                e.0 += 1;
+                e.1 += u32::from(read_only);
+            }
+            out
+        });
+        match actions.get(term) {
+            Some(&(n, read)) if n >= MIN_ACTION_ANNOTATED && read == n => Some(Action::Reads),
+            Some(&(n, 0)) if n >= MIN_ACTION_ANNOTATED => Some(Action::Writes),
+            _ => None,
         }
     }
 
@@ -138,6 +178,7 @@ impl Directory {
     ) -> Result<Directory, compiled::CompiledError> {
         Ok(Directory {
             index: Index::from_compiled(bytes, tools)?,
+            actions: std::sync::OnceLock::new(),
         })
     }
 }
@@ -299,6 +340,12 @@ impl std::fmt::Display for EmptyReason {
                 f,
                 "the query's words appear only in descriptions, never in a tool's name or parameters"
             ),
+            EmptyReason::Rejected {
+                gate: Gate::WriteForRead,
+            } => write!(
+                f,
+                "the query asks to read, and the closest tool writes"
+            ),
         }
     }
 }
@@ -361,6 +408,22 @@ const FIELD_NAMES: [(u8, &str); 6] = [
     (index::field::PARAM, "parameter"),
     (index::field::PROSE, "description"),
 ];
+
+/// A tool's action: the stemmed first token of its name that is not a word of its connector's
+/// label (`list` of `intercom_list_admins`, `creat` of `create_alert_grouping_setting`).
+pub fn action_term(index: &Index, id: DocId) -> Option<String> {
+    let connector = index.connector_of(id);
+    let mut action = None;
+    crate::tokenize::for_each_token(&index.doc(id).name, |t, _, _| {
+        if action.is_none() {
+            let term = text::stem(t);
+            if !index.labels_with_piece(&term).contains(&connector) {
+                action = Some(term.into_owned());
+            }
+        }
+    });
+    action
+}
 
 /// The words after a request-final `in`, `on` or `from` (at most two, all words): where a
 /// request names the product it means (`list the job openings in ashby`).
@@ -430,8 +493,36 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let mut best_rejected: Option<(stages::Scored, Gate)> = None;
     // Nothing is scored for a request whose product is not connected, or that has no mass.
     if !detected && (total > 0.0 || !exact.is_empty()) {
+        // Rule `ReadGetsNoWrite`: whether every action the request names reads.
+        let reads_only = match req.directory {
+            Some(d) if rules.has(Rule::ReadGetsNoWrite) => {
+                let actions: Vec<Action> = tokens
+                    .iter()
+                    .filter(|t| matches!(t.kind, Kind::Word | Kind::Frame))
+                    .filter_map(|t| d.action(&t.term))
+                    .collect();
+                !actions.is_empty() && actions.iter().all(|&a| a == Action::Reads)
+            }
+            _ => false,
+        };
+        let writes_unasked = |s: &stages::Scored| -> bool {
+            let (Some(d), true) = (req.directory, reads_only) else {
+                return false;
+            };
+            index.doc(s.id).read_only != Some(true)
+                && action_term(index, s.id).is_some_and(|a| {
+                    d.action(&a) == Some(Action::Writes) && !all_terms.contains(&a.as_str())
+                })
+        };
         for s in stages::score(&rec, &masses, index, &products, &exact, rules) {
-            match stages::gate(&s, rules) {
+            let verdict = stages::gate(&s, rules).and_then(|()| {
+                if !s.exact && writes_unasked(&s) {
+                    Err(Gate::WriteForRead)
+                } else {
+                    Ok(())
+                }
+            });
+            match verdict {
                 Ok(()) => passing.push(s),
                 Err(g) => {
                     let better = best_rejected.as_ref().is_none_or(|(b, _)| {

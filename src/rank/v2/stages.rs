@@ -378,6 +378,9 @@ pub enum Gate {
     /// Nothing with mass matched its name, label or parameters: a description alone never
     /// carries a tool.
     Anchor,
+    /// The request's actions all read and the tool's name's action writes (rule
+    /// `ReadGetsNoWrite`).
+    WriteForRead,
 }
 
 /// Coverage is a quotient of float sums: a tool covering exactly half of the mass may compute
@@ -440,6 +443,7 @@ mod tests {
             })
             .into(),
             destructive: false,
+            read_only: None,
             notes: Vec::new(),
         }
     }
