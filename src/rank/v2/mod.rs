@@ -147,10 +147,12 @@ impl Directory {
     pub fn action(&self, term: &str) -> Option<Action> {
         let actions = self.actions.get_or_init(|| {
             let mut out: std::collections::HashMap<String, (u32, u32)> = Default::default();
+            // Only annotated tools count: their names alone are tokenized and stemmed.
             for (id, doc) in self.index.docs().iter().enumerate() {
-                let (Some(read_only), Some(action)) =
-                    (doc.read_only, action_term(&self.index, id as u32))
-                else {
+                let Some(read_only) = doc.read_only else {
+                    continue;
+                };
+                let Some(action) = action_term(&self.index, id as u32) else {
                     continue;
                 };
                 let e = out.entry(action).or_default();
