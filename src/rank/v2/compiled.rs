@@ -165,6 +165,7 @@ fn read_terms<const K: usize>(r: &mut Reader, tools: usize) -> Result<Terms<K>, 
             terms.end_list();
         }
     }
+    terms.index_slots();
     Ok(terms)
 }
 
