@@ -13,7 +13,7 @@
 //! each a count and strictly ascending tool ids stored as gaps. Reading checks every length and
 //! id against the bytes and the tools: damaged input is an error, never a panic.
 
-use super::index::{DocId, Index, Terms};
+use super::index::{DocId, Fnv, Index, Terms};
 use crate::packed::{Corrupt, Reader, Writer};
 use crate::rank::ToolDoc;
 
@@ -57,14 +57,11 @@ impl std::error::Error for CompiledError {}
 /// FNV-1a over each tool's name, connector and notes: what the compiled postings are aligned to.
 /// Cheap enough to check on every read; the document version guards the rest of the text.
 pub fn tools_digest(docs: &[ToolDoc]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
+    let mut h = Fnv::new();
+    // Each text ends with 0xff (never in UTF-8), each tool with one more.
     let mut eat = |bytes: &[u8]| {
-        for &b in bytes.iter().chain(&[0xff]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(PRIME);
-        }
+        h.eat_all(bytes);
+        h.eat(0xff);
     };
     for d in docs {
         eat(d.name.as_bytes());
@@ -74,7 +71,7 @@ pub fn tools_digest(docs: &[ToolDoc]) -> u64 {
         }
         eat(&[]);
     }
-    h
+    h.0
 }
 
 impl Index {

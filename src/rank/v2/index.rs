@@ -33,7 +33,8 @@ pub mod field {
 }
 
 /// Terms sorted by text, each with `K` posting lists, in flat arrays: a compiled index is read
-/// into them with no allocation per term, and a term is found by binary search.
+/// into them with no allocation per term; a term is found through a hash table of its id, and
+/// the sorted order serves prefix scans.
 #[derive(Default)]
 pub(super) struct Terms<const K: usize> {
     text: String,
@@ -50,14 +51,29 @@ pub(super) struct Terms<const K: usize> {
 
 const EMPTY_SLOT: u32 = u32::MAX;
 
-/// FNV-1a of a term's bytes, the slot table's hash.
-fn term_hash(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text.as_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// FNV-1a, 64 bits: the index's hash of term and name texts and of the tools a compiled index
+/// was built for. Not for anything an attacker can aim collisions at to cost more than a probe.
+pub(super) struct Fnv(pub(super) u64);
+
+impl Fnv {
+    pub(super) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
     }
-    h
+
+    pub(super) fn eat(&mut self, b: u8) {
+        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+
+    pub(super) fn eat_all(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.eat(b));
+    }
+}
+
+/// The slot table's hash of a term.
+fn term_hash(text: &str) -> u64 {
+    let mut h = Fnv::new();
+    h.eat_all(text.as_bytes());
+    h.0
 }
 
 /// The lists of a term of the pool, in this order.
@@ -78,9 +94,9 @@ impl<const K: usize> Terms<K> {
     }
 
     pub(super) fn find(&self, term: &str) -> Option<TermId> {
+        // Every constructor ends with `index_slots`; only an empty `Terms` has no table.
         if self.slots.is_empty() {
-            let at = self.first_not_below(term);
-            return (at < self.len() && self.text(at as TermId) == term).then_some(at as TermId);
+            return None;
         }
         let mask = self.slots.len() - 1;
         let mut i = term_hash(term) as usize & mask;
@@ -106,20 +122,6 @@ impl<const K: usize> Terms<K> {
             slots[i] = t;
         }
         self.slots = slots;
-    }
-
-    /// The position of the first term not sorting before `term`.
-    pub(super) fn first_not_below(&self, term: &str) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.text(mid as TermId) < term {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
     }
 
     pub(super) fn list(&self, t: TermId, k: usize) -> &[DocId] {
@@ -569,24 +571,18 @@ fn for_each_name_token(name: &str, mut f: impl FnMut(&str)) {
     tokens.iter().for_each(|t| f(t));
 }
 
-/// FNV-1a of a name lowercased, the key of the exact-name lookup.
+/// The hash of a name lowercased, the key of the exact-name lookup.
 fn name_hash(name: &str) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(PRIME);
-    };
+    let mut h = Fnv::new();
     if name.is_ascii() {
-        name.bytes().for_each(|b| eat(b.to_ascii_lowercase()));
+        name.bytes().for_each(|b| h.eat(b.to_ascii_lowercase()));
     } else {
         let mut buf = [0u8; 4];
         for c in name.chars().flat_map(char::to_lowercase) {
-            c.encode_utf8(&mut buf).bytes().for_each(&mut eat);
+            h.eat_all(c.encode_utf8(&mut buf).as_bytes());
         }
     }
-    h
+    h.0
 }
 
 /// Whether two names are equal lowercased (the exact-name match is case-insensitive).
@@ -630,7 +626,6 @@ mod terms_tests {
         for w in &words {
             let t = terms.find(w).expect(w);
             assert_eq!(terms.text(t), w);
-            assert_eq!(terms.first_not_below(w), t as usize);
         }
         for missing in ["", "w", "w500", "x1", "w1 "] {
             assert_eq!(terms.find(missing), None, "{missing:?}");
