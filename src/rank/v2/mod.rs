@@ -123,8 +123,8 @@ impl Rules {
 /// the gateway has, and which products a query names. Never a source of results.
 pub struct Directory {
     pub(crate) index: Index,
-    /// Per action term, (tools named for it with `readOnlyHint`, of them read-only); on first use.
-    actions: std::sync::OnceLock<std::collections::HashMap<String, (u32, u32)>>,
+    /// The actions its annotations class (see [`Directory::action`]); found on first use.
+    actions: std::sync::OnceLock<std::collections::HashMap<String, Action>>,
 }
 
 /// What an action does, by the directory's annotations.
@@ -146,26 +146,34 @@ impl Directory {
     /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
     pub fn action(&self, term: &str) -> Option<Action> {
         let actions = self.actions.get_or_init(|| {
-            let mut out: std::collections::HashMap<String, (u32, u32)> = Default::default();
-            // Only annotated tools count: their names alone are tokenized and stemmed.
+            // Per action, (annotated tools named for it, of them read-only). Only annotated
+            // tools count: their names alone are tokenized and stemmed.
+            let mut counts: std::collections::HashMap<String, (u32, u32)> = Default::default();
             for (id, doc) in self.index.docs().iter().enumerate() {
                 let Some(read_only) = doc.read_only else {
                     continue;
                 };
-                let Some(action) = action_term(&self.index, id as u32) else {
+                let Some(action) = stages::action_term(&self.index, id as u32) else {
                     continue;
                 };
-                let e = out.entry(action).or_default();
+                let e = counts.entry(action).or_default();
                 e.0 += 1;
                 e.1 += u32::from(read_only);
             }
-            out
+            counts
+                .into_iter()
+                .filter_map(|(action, (n, read))| {
+                    let class = match read {
+                        _ if n < MIN_ACTION_ANNOTATED => return None,
+                        0 => Action::Writes,
+                        r if r == n => Action::Reads,
+                        _ => return None,
+                    };
+                    Some((action, class))
+                })
+                .collect()
         });
-        match actions.get(term) {
-            Some(&(n, read)) if n >= MIN_ACTION_ANNOTATED && read == n => Some(Action::Reads),
-            Some(&(n, 0)) if n >= MIN_ACTION_ANNOTATED => Some(Action::Writes),
-            _ => None,
-        }
+        actions.get(term).copied()
     }
 
     /// Its index compiled (see [`compiled`]).
@@ -411,22 +419,6 @@ const FIELD_NAMES: [(u8, &str); 6] = [
     (index::field::PROSE, "description"),
 ];
 
-/// A tool's action: the stemmed first token of its name that is not a word of its connector's
-/// label (`list` of `intercom_list_admins`, `creat` of `create_alert_grouping_setting`).
-pub fn action_term(index: &Index, id: DocId) -> Option<String> {
-    let connector = index.connector_of(id);
-    let mut action = None;
-    crate::tokenize::for_each_token(&index.doc(id).name, |t, _, _| {
-        if action.is_none() {
-            let term = text::stem(t);
-            if !index.labels_with_piece(&term).contains(&connector) {
-                action = Some(term.into_owned());
-            }
-        }
-    });
-    action
-}
-
 /// The words after a request-final `in`, `on` or `from` (at most two, all words): where a
 /// request names the product it means (`list the job openings in ashby`).
 fn product_slot(tokens: &[QueryToken]) -> Option<Vec<&QueryToken>> {
@@ -495,34 +487,16 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let mut best_rejected: Option<(stages::Scored, Gate)> = None;
     // Nothing is scored for a request whose product is not connected, or that has no mass.
     if !detected && (total > 0.0 || !exact.is_empty()) {
-        // Rule `ReadGetsNoWrite`: whether every action the request names reads.
-        let reads_only = match req.directory {
-            Some(d) if rules.has(Rule::ReadGetsNoWrite) => {
-                let actions: Vec<Action> = tokens
-                    .iter()
-                    .filter(|t| matches!(t.kind, Kind::Word | Kind::Frame))
-                    .filter_map(|t| d.action(&t.term))
-                    .collect();
-                !actions.is_empty() && actions.iter().all(|&a| a == Action::Reads)
-            }
-            _ => false,
-        };
-        let writes_unasked = |s: &stages::Scored| -> bool {
-            let (Some(d), true) = (req.directory, reads_only) else {
-                return false;
-            };
-            index.doc(s.id).read_only != Some(true)
-                && action_term(index, s.id).is_some_and(|a| {
-                    d.action(&a) == Some(Action::Writes) && !all_terms.contains(&a.as_str())
-                })
-        };
+        // Rule `ReadGetsNoWrite`: the directory, when the request only asks to read.
+        let read_request = req
+            .directory
+            .filter(|d| rules.has(Rule::ReadGetsNoWrite) && stages::asks_only_to_read(&tokens, d));
         for s in stages::score(&rec, &masses, index, &products, &exact, rules) {
-            let verdict = stages::gate(&s, rules).and_then(|()| {
-                if !s.exact && writes_unasked(&s) {
+            let verdict = stages::gate(&s, rules).and_then(|()| match read_request {
+                Some(d) if !s.exact && stages::writes_unasked(index, s.id, d, &all_terms) => {
                     Err(Gate::WriteForRead)
-                } else {
-                    Ok(())
                 }
+                _ => Ok(()),
             });
             match verdict {
                 Ok(()) => passing.push(s),

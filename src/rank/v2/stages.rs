@@ -4,7 +4,7 @@
 
 use super::index::{field, DocId, Index};
 use super::query::{Kind, QueryToken};
-use super::{Directory, Rule, Rules, Visible, FLOOR, LACKING_SHARE, TAIL_SHARE};
+use super::{Action, Directory, Rule, Rules, Visible, FLOOR, LACKING_SHARE, TAIL_SHARE};
 use serde::Serialize;
 
 /// Field weights: what one matched term adds to a tool's score, before its mass scales it.
@@ -403,6 +403,42 @@ pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
         return Err(Gate::Anchor);
     }
     Ok(())
+}
+
+/// A tool's action: the stemmed first token of its name that is not a word of its connector's
+/// label (`list` of `intercom_list_admins`, `creat` of `create_alert_grouping_setting`).
+pub fn action_term(index: &Index, id: DocId) -> Option<String> {
+    let connector = index.connector_of(id);
+    let mut action = None;
+    crate::tokenize::for_each_token(&index.doc(id).name, |t, _, _| {
+        if action.is_none() {
+            let term = super::text::stem(t);
+            if !index.labels_with_piece(&term).contains(&connector) {
+                action = Some(term.into_owned());
+            }
+        }
+    });
+    action
+}
+
+/// Rule `ReadGetsNoWrite` (stage 6): whether the request names some action the directory's
+/// annotations class, and every such action reads.
+pub fn asks_only_to_read(tokens: &[QueryToken], directory: &Directory) -> bool {
+    let mut actions = tokens
+        .iter()
+        .filter(|t| matches!(t.kind, Kind::Word | Kind::Frame))
+        .filter_map(|t| directory.action(&t.term))
+        .peekable();
+    actions.peek().is_some() && actions.all(|a| a == Action::Reads)
+}
+
+/// Rule `ReadGetsNoWrite` (stage 6), for a read request: the tool's name's action writes and
+/// the request does not name it (a tool annotated `readOnlyHint: true` never does).
+pub fn writes_unasked(index: &Index, id: DocId, directory: &Directory, query: &[&str]) -> bool {
+    index.doc(id).read_only != Some(true)
+        && action_term(index, id).is_some_and(|a| {
+            directory.action(&a) == Some(Action::Writes) && !query.contains(&a.as_str())
+        })
 }
 
 /// Stage 7, order: an exact whole-name match; then (each a rule) tools of a product the query
