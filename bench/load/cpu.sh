@@ -7,6 +7,7 @@
 #   REPEATS=5 PROFILES=5 PORT=8796 INSPECTOR_PORT=9231 bench/load/cpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/load/lib.sh
 PORT=${PORT:-8796}
 INSPECTOR_PORT=${INSPECTOR_PORT:-9231}
 REPEATS=${REPEATS:-5}
@@ -18,12 +19,8 @@ WORK=$(mktemp -d)
 WRANGLER_PID=""
 cleanup() { [ -n "$WRANGLER_PID" ] && kill -- -"$WRANGLER_PID" 2> /dev/null || true; }
 trap cleanup EXIT INT TERM
-step() { printf '==> %s\n' "$*" >&2; }
 
-if [ ! -f build/index_bg.wasm ]; then
-  step "building the worker"
-  ./scripts/build-worker.sh > "$WORK/build.log" 2>&1
-fi
+build_worker_if_missing "$WORK/build.log"
 step "generating tenants of 1000 and 10000 tools"
 for n in 1000 10000; do
   node bench/load/gen-tenant.mjs --tools "$n" --tenant "t$n" --out "$WORK/tenants/t$n" > /dev/null
@@ -37,12 +34,7 @@ setsid npx wrangler dev --ip 127.0.0.1 --port "$PORT" --inspector-port "$INSPECT
   --var "ADMIN_SECRET:$SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" --var TEST_CLOCK:enabled \
   > "$WORK/wrangler.log" 2>&1 &
 WRANGLER_PID=$!
-for _ in $(seq 1 120); do
-  curl -fsS "$URL/healthz" > /dev/null 2>&1 && break
-  kill -0 "$WRANGLER_PID" 2> /dev/null || { cat "$WORK/wrangler.log" >&2; exit 1; }
-  sleep 0.5
-done
-curl -fsS "$URL/healthz" > /dev/null
+wait_for_gateway "$URL" "$WRANGLER_PID" "$WORK/wrangler.log"
 # The runtime process (the one with the inspector), not wrangler's proxy in front of it.
 RUNTIME=$(pgrep -g "$WRANGLER_PID" -f "workerd serve.*--inspector-addr" | head -1)
 [ -n "$RUNTIME" ] || { echo "no workerd runtime process found" >&2; exit 1; }

@@ -8,6 +8,7 @@
 #   DURATION=10s PORT=8790 UPSTREAM_PORT=8799 bench/load/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/load/lib.sh
 DURATION=${DURATION:-5s}
 PORT=${PORT:-8790}
 UPSTREAM_PORT=${UPSTREAM_PORT:-8799}
@@ -25,12 +26,8 @@ cleanup() {
   [ -n "$UPSTREAM_PID" ] && kill "$UPSTREAM_PID" 2> /dev/null || true
 }
 trap cleanup EXIT INT TERM
-step() { printf '==> %s\n' "$*" >&2; }
 
-if [ ! -f build/index_bg.wasm ]; then
-  step "building the worker"
-  ./scripts/build-worker.sh > "$WORK/build.log" 2>&1
-fi
+build_worker_if_missing "$WORK/build.log"
 step "building the host CLI"
 cargo build --release --quiet --bin floorgate
 FLOORGATE="${CARGO_TARGET_DIR:-target}/release/floorgate"
@@ -88,12 +85,7 @@ setsid npx wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-ses
   --var ALLOW_LOOPBACK_HTTP:true \
   --var UPSTREAM_TIMEOUT_MS:5000 --var TEST_CLOCK:enabled > "$WORK/wrangler.log" 2>&1 &
 WRANGLER_PID=$!
-for _ in $(seq 1 120); do
-  curl -fsS "$URL/healthz" > /dev/null 2>&1 && break
-  kill -0 "$WRANGLER_PID" 2> /dev/null || { cat "$WORK/wrangler.log" >&2; exit 1; }
-  sleep 0.5
-done
-curl -fsS "$URL/healthz" > /dev/null
+wait_for_gateway "$URL" "$WRANGLER_PID" "$WORK/wrangler.log"
 curl -fsS "http://127.0.0.1:$UPSTREAM_PORT/v1/items/42" > /dev/null
 
 step "seeding"

@@ -9,6 +9,7 @@
 #   SOAK_SECONDS=120 PORT=8791 UPSTREAM_PORT=8798 CLIENTS=64 bench/load/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/load/lib.sh
 SOAK_SECONDS=${SOAK_SECONDS:-600}
 PORT=${PORT:-8791}
 UPSTREAM_PORT=${UPSTREAM_PORT:-8798}
@@ -28,7 +29,6 @@ cleanup() {
   [ -n "$UPSTREAM_PID" ] && kill "$UPSTREAM_PID" 2> /dev/null || true
 }
 trap cleanup EXIT INT TERM
-step() { printf '==> %s\n' "$*" >&2; }
 
 for port in "$PORT" "$UPSTREAM_PORT"; do
   if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
@@ -36,10 +36,7 @@ for port in "$PORT" "$UPSTREAM_PORT"; do
     exit 1
   fi
 done
-if [ ! -f build/index_bg.wasm ]; then
-  step "building the worker"
-  ./scripts/build-worker.sh > "$WORK/build.log" 2>&1
-fi
+build_worker_if_missing "$WORK/build.log"
 
 SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 GRANT_MAC_KEY=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
@@ -50,12 +47,7 @@ setsid npx wrangler dev --ip 127.0.0.1 --port "$PORT" --show-interactive-dev-ses
   --persist-to "$WORK/state" --var "ADMIN_SECRET:$SECRET" --var "GRANT_MAC_KEY:$GRANT_MAC_KEY" \
   --var ALLOW_LOOPBACK_HTTP:true --var "UPSTREAM_TIMEOUT_MS:$UPSTREAM_TIMEOUT_MS" > "$WORK/wrangler.log" 2>&1 &
 WRANGLER_PID=$!
-for _ in $(seq 1 120); do
-  curl -fsS "$URL/healthz" > /dev/null 2>&1 && break
-  kill -0 "$WRANGLER_PID" 2> /dev/null || { cat "$WORK/wrangler.log" >&2; exit 1; }
-  sleep 0.5
-done
-curl -fsS "$URL/healthz" > /dev/null
+wait_for_gateway "$URL" "$WRANGLER_PID" "$WORK/wrangler.log"
 curl -fsS "http://127.0.0.1:$UPSTREAM_PORT/v1/items/ok-1" > /dev/null
 
 step "soaking for $SOAK_SECONDS s with $CLIENTS clients"
