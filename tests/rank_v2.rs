@@ -113,6 +113,33 @@ fn a_request_for_a_product_not_connected_is_empty() {
     );
 }
 
+/// A product is named by its name as written: not by an inflected form (`closed` is no
+/// `Close`), and where its name is an ordinary word of other products' tools (`close_…`,
+/// `fetch_…`) only where the request writes it as a name.
+#[test]
+fn an_ordinary_word_names_a_product_only_where_written_as_a_name() {
+    let pd = pool_of(&["PagerDuty", "Slack", "Notion", "GitHub", "Jira"]);
+    let not_connected = |q: &str| ask(&pd, q).explanation.unwrap().products_not_connected;
+    for q in [
+        "Close the incident 123",
+        "list closed incidents",
+        "fetch the latest incidents",
+        "list my leads in close",
+    ] {
+        assert!(not_connected(q).is_empty(), "{q}");
+    }
+    assert_eq!(not_connected("list my leads in Close"), ["Close"]);
+    assert_eq!(not_connected("get the page of the Fetch docs"), ["Fetch"]);
+    // `box` is no word of any other product's tools: it names Box however it is written.
+    assert_eq!(not_connected("put the file in a box"), ["Box"]);
+    assert_eq!(
+        not_connected("list all my google calendars"),
+        ["Google Calendar"]
+    );
+    let a = ask(&pd, "resolve and close incident 456");
+    assert!(!a.results.is_empty());
+}
+
 /// Rule `request_frame`: `show me` asks for something back; a pool where some tool's name
 /// says `show` (Spotify's shows) must not make `show` outweigh what is asked for.
 #[test]

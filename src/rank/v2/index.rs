@@ -229,12 +229,22 @@ pub struct Label {
     /// The label's words and their punctuation-separated pieces (`cal`, `com` of `Cal.com`), as
     /// terms; not the camel-case parts of a compound (`open` of `OpenRouter` names nothing).
     pieces: Vec<String>,
+    /// How a query token may spell a word of the label: its lowercase tokens (`pager`, `duty`)
+    /// and each word run together (`pagerduty`). A product's name does not inflect, so `closed`
+    /// names no `Close` though both stem to `close`.
+    spelled: Vec<String>,
+    /// A one-word label that is also an ordinary word of other products' tool names or
+    /// parameters (`Close`: `close_issue`; `Fetch`: `fetch_url`): a request names it only where
+    /// it writes the word as a name (`QueryToken::as_name`). Set by [`Index::finish`] from the
+    /// index's own text.
+    pub ordinary: bool,
 }
 
 impl Label {
     fn new(text: &str) -> Label {
         let mut words = Vec::new();
         let mut pieces = Vec::new();
+        let mut spelled = Vec::new();
         for word in text.split(|c: char| c.is_whitespace() || c == '/' || c == '(' || c == ')') {
             let mut parts = Vec::new();
             terms(word, false, &mut parts);
@@ -245,7 +255,11 @@ impl Label {
             let whole: String = {
                 let mut t = Vec::new();
                 crate::tokenize::for_each_token(word, |tok, _, _| t.push(tok.to_owned()));
-                stem(&t.concat()).into_owned()
+                let run_together = t.concat();
+                let whole = stem(&run_together).into_owned();
+                spelled.push(run_together);
+                spelled.extend(t);
+                whole
             };
             for piece in word.split(|c: char| !c.is_alphanumeric()) {
                 let mut t = Vec::new();
@@ -262,7 +276,21 @@ impl Label {
             text: text.to_owned(),
             words,
             pieces,
+            spelled,
+            ordinary: false,
         }
+    }
+
+    /// Whether a query token written `text` (lowercase) spells a word of the label: as written,
+    /// or with a plural `s` added or dropped (`google calendars`, `google doc` for `Google
+    /// Docs`); no other inflection (`closed`, `generate` for `Report generation`).
+    pub fn spelled_by(&self, text: &str) -> bool {
+        let plural_of = |one: &str, many: &str| {
+            many.len() == one.len() + 1 && many.starts_with(one) && many.ends_with('s')
+        };
+        self.spelled
+            .iter()
+            .any(|w| w == text || plural_of(w, text) || plural_of(text, w))
     }
 
     /// Whether a query with these terms names this label: every word, whole or all its parts.
@@ -424,6 +452,27 @@ impl Index {
             }
         }
         self.docs = docs;
+        self.mark_ordinary_labels();
+    }
+
+    /// A one-word label whose word is in the name or parameters of a tool of a product whose
+    /// label lacks it is an ordinary word of the tools' language, not only a name.
+    fn mark_ordinary_labels(&mut self) {
+        for c in 0..self.labels.len() {
+            let [(whole, _)] = self.labels[c].words.as_slice() else {
+                continue;
+            };
+            let Some(t) = self.terms.find(whole) else {
+                continue;
+            };
+            let ordinary = [NAME_LIST, PARAM_LIST].iter().any(|&k| {
+                self.terms.list(t, k).iter().any(|&d| {
+                    let other = self.doc_connector[d as usize] as usize;
+                    other != c && !self.labels[other].pieces.contains(whole)
+                })
+            });
+            self.labels[c].ordinary = ordinary;
+        }
     }
 
     /// The connector id of a label text.
@@ -608,6 +657,66 @@ impl std::fmt::Debug for Index {
             .field("tools", &self.docs.len())
             .field("terms", &self.terms.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::{Index, Label};
+    use crate::rank::ToolDoc;
+
+    fn tool(name: &str, connector: &str) -> ToolDoc {
+        ToolDoc {
+            name: name.into(),
+            connector: connector.into(),
+            description: "".into(),
+            input_schema: serde_json::json!({"type": "object"}).into(),
+            destructive: false,
+            read_only: None,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_label_is_spelled_as_written_or_with_a_plural_s_only() {
+        let l = Label::new("Google Docs");
+        for yes in ["google", "docs", "doc"] {
+            assert!(l.spelled_by(yes), "{yes}");
+        }
+        for no in ["googled", "documents", "doce"] {
+            assert!(!l.spelled_by(no), "{no}");
+        }
+        let l = Label::new("PagerDuty");
+        for yes in ["pagerduty", "pager", "duty"] {
+            assert!(l.spelled_by(yes), "{yes}");
+        }
+        let l = Label::new("Close");
+        assert!(l.spelled_by("close") && !l.spelled_by("closed") && !l.spelled_by("closing"));
+    }
+
+    #[test]
+    fn a_one_word_label_in_other_products_tool_names_is_ordinary() {
+        let ix = Index::build(vec![
+            tool("list_leads", "Close"),
+            tool("close_issue", "GitHub"),
+            tool("list_files", "Box"),
+            tool("fetch_url", "Fetch"),
+            tool("list_fetch_jobs", "Fetch Jobs"),
+            tool("list_calendars", "Google Calendar"),
+            tool("calendar_events", "Outlook"),
+        ]);
+        let ordinary = |text: &str| ix.labels()[ix.label_id(text).unwrap() as usize].ordinary;
+        assert!(ordinary("Close"), "`close_issue` is GitHub's");
+        assert!(!ordinary("Box"), "no other product's tool says box");
+        assert!(
+            !ordinary("Fetch"),
+            "only a product whose label has the word says it"
+        );
+        assert!(!ordinary("GitHub"));
+        assert!(
+            !ordinary("Google Calendar"),
+            "labels of two words are not ordinary words"
+        );
     }
 }
 

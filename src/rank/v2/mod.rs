@@ -444,7 +444,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         }
     }
     let all_terms: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
-    let products = stages::products(index, visible, req.directory, &all_terms);
+    let products = stages::products(index, visible, req.directory, &analysis.tokens);
     let words: Vec<&QueryToken> = tokens.iter().filter(|t| t.kind == Kind::Word).collect();
     let ignored_terms = words.len().saturating_sub(MAX_QUERY_TERMS);
     let words = &words[..words.len().min(MAX_QUERY_TERMS)];

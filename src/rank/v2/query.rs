@@ -58,6 +58,10 @@ pub struct QueryToken {
     pub kind: Kind,
     /// In the tail of a prose request (after its first preposition or clause word).
     pub tail: bool,
+    /// Written as a name: with a capital where no sentence starts (`resolve it in Close`, not
+    /// `Close the incident`), or part of a one-identifier query. A product whose name is an
+    /// ordinary word is named only so.
+    pub as_name: bool,
 }
 
 /// The analysed query: its tokens in order, and whether it is prose or one identifier
@@ -95,7 +99,16 @@ pub fn analyze(query: &str) -> Analysis {
     let mut tail = false;
     let mut seen_word = false;
     let mut after_marker = false;
+    let mut sentence_starts = true;
     for (word, quoted) in words {
+        let capital = word
+            .chars()
+            .find(|c| c.is_alphanumeric())
+            .is_some_and(char::is_uppercase);
+        let as_name = !prose || capital && !sentence_starts;
+        sentence_starts = word
+            .trim_end_matches(['"', '\'', ')', ']', '”', '’'])
+            .ends_with(['.', '!', '?', ':', ';']);
         let bare = word
             .trim_matches(|c: char| !c.is_alphanumeric())
             .to_lowercase();
@@ -123,6 +136,7 @@ pub fn analyze(query: &str) -> Analysis {
                 term: stem(t).into_owned(),
                 kind,
                 tail: tail && prose,
+                as_name,
             });
         });
         if named_value || quoted {
@@ -299,6 +313,27 @@ mod tests {
         assert!(a.tokens.iter().all(|t| !t.tail));
         assert_eq!(kind_of("get_user_by_name", "name"), Kind::Word);
         assert_eq!(kind_of("list_v2_items", "items"), Kind::Word);
+    }
+
+    #[test]
+    fn a_capital_marks_a_name_only_where_no_sentence_starts() {
+        let as_name = |q: &str| -> Vec<String> {
+            let a = analyze(q);
+            a.tokens
+                .into_iter()
+                .filter(|t| t.as_name)
+                .map(|t| t.text)
+                .collect()
+        };
+        assert_eq!(as_name("Close the lead in Close"), ["close"]);
+        assert_eq!(
+            as_name("List my leads. Close the first one"),
+            Vec::<String>::new()
+        );
+        assert_eq!(as_name("send it with Fetch: now"), ["fetch"]);
+        assert_eq!(as_name("ask PagerDuty"), ["pager", "duty"]);
+        // One identifier is a guessed tool name: its words may be names, whatever their case.
+        assert_eq!(as_name("close_list_leads"), ["close", "list", "leads"]);
     }
 
     #[test]

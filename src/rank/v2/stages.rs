@@ -2,7 +2,7 @@
 //! record → mass → candidate scores → gates and order. `search` in `mod.rs` strings them
 //! together; explanations are read from the same record the scores were summed from.
 
-use super::index::{field, DocId, Index};
+use super::index::{field, DocId, Index, Label};
 use super::query::{Kind, QueryToken};
 use super::{Action, Directory, Rule, Rules, Visible, FLOOR, LACKING_SHARE, TAIL_SHARE};
 use serde::Serialize;
@@ -57,23 +57,48 @@ pub struct Pool<'a> {
     pub directory: Option<&'a Directory>,
 }
 
-/// Stage 2: which products the query names (`terms`: every term of the query, values too —
-/// `cal.com` is a product even when it looks like a dotted name).
+/// Whether a query token may name `label`'s product: it spells a word of the label, and where
+/// the label is an ordinary word, it is written as a name. The directory decides what is
+/// ordinary when it knows the label: it has more products' tools to tell by.
+pub fn may_name(t: &QueryToken, label: &Label, directory: Option<&Directory>) -> bool {
+    let ordinary = || {
+        directory
+            .and_then(|d| d.index.label_id(&label.text).map(|c| (d, c)))
+            .map_or(label.ordinary, |(d, c)| {
+                d.index.labels()[c as usize].ordinary
+            })
+    };
+    label.spelled_by(&t.text) && (t.as_name || !ordinary())
+}
+
+/// Stage 2: which products the query names (`tokens`: every token of the query, values too —
+/// `cal.com` is a product even when it looks like a dotted name). A label is named when every
+/// word of it is spelled by a token (`closed` names no `Close`); an ordinary word's label only
+/// by a token written as a name (`Label::ordinary`), which the directory decides when it knows
+/// the label (it has more products' tools to tell an ordinary word by).
 pub fn products(
     index: &Index,
     visible: &Visible,
     directory: Option<&Directory>,
-    terms: &[&str],
+    tokens: &[QueryToken],
 ) -> Products {
     let mut out = Products::default();
     let seen = |ix: &Index, out: &mut Vec<u32>| {
-        let mut cands: Vec<u32> = terms
+        let mut cands: Vec<u32> = tokens
             .iter()
-            .flat_map(|t| ix.labels_with_part(t).iter().copied())
+            .flat_map(|t| ix.labels_with_part(&t.term).iter().copied())
             .collect();
         cands.sort_unstable();
         cands.dedup();
-        cands.retain(|&c| ix.labels()[c as usize].named_by(terms));
+        cands.retain(|&c| {
+            let label = &ix.labels()[c as usize];
+            let spelled: Vec<&str> = tokens
+                .iter()
+                .filter(|t| may_name(t, label, directory))
+                .map(|t| t.term.as_str())
+                .collect();
+            label.named_by(&spelled)
+        });
         out.extend(cands);
     };
     let mut named = Vec::new();
@@ -232,11 +257,17 @@ pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> 
             let (index, visible, directory) = (pool.index, pool.visible, pool.directory);
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
+                let names = |ix: &Index, c: u32| may_name(t, &ix.labels()[c as usize], directory);
                 let product = index
                     .labels_with_piece(term)
                     .iter()
-                    .any(|&c| visible.has_connector(c))
-                    || directory.is_some_and(|d| !d.index.labels_with_piece(term).is_empty());
+                    .any(|&c| visible.has_connector(c) && names(index, c))
+                    || directory.is_some_and(|d| {
+                        d.index
+                            .labels_with_piece(term)
+                            .iter()
+                            .any(|&c| names(&d.index, c))
+                    });
                 let anywhere =
                     rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
                 if product {
@@ -523,11 +554,17 @@ mod tests {
         let index = pool();
         let dir = Directory::build(vec![tool("x", "PagerDuty", ""), tool("y", "MongoDB", "")]);
         let notion_only = Visible::from_ids(&index, [2]);
-        let p = products(&index, &notion_only, Some(&dir), &["pagerduti", "incid"]);
+        let tokens = |q: &str| analyze(q).tokens;
+        let p = products(
+            &index,
+            &notion_only,
+            Some(&dir),
+            &tokens("pagerduty incidents"),
+        );
         assert!(p.visible.is_empty());
         assert_eq!(p.hidden, ["PagerDuty"]);
         let all = Visible::all(&index);
-        let p = products(&index, &all, Some(&dir), &["pagerduti", "mongodb"]);
+        let p = products(&index, &all, Some(&dir), &tokens("pagerduty and mongodb"));
         assert_eq!(p.visible.len(), 1);
         assert_eq!(p.hidden, ["MongoDB"]);
     }
