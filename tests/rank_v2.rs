@@ -138,6 +138,13 @@ fn an_ordinary_word_names_a_product_only_where_written_as_a_name() {
     );
     let a = ask(&pd, "resolve and close incident 456");
     assert!(!a.results.is_empty());
+    // `Database server`: both words are words of MongoDB's tools; only the phrase names it.
+    let mongo = pool_of(&["MongoDB", "Slack", "Notion", "GitHub", "Jira"]);
+    let a = ask(&mongo, "list all databases on the server");
+    assert_eq!(names(&a).first(), Some(&"list-databases"), "{a:?}");
+    let a = ask(&mongo, "restart the database server");
+    let ex = a.explanation.unwrap();
+    assert_eq!(ex.products_not_connected, ["Database server"]);
 }
 
 /// Rule `request_frame`: `show me` asks for something back; a pool where some tool's name

@@ -229,14 +229,14 @@ pub struct Label {
     /// The label's words and their punctuation-separated pieces (`cal`, `com` of `Cal.com`), as
     /// terms; not the camel-case parts of a compound (`open` of `OpenRouter` names nothing).
     pieces: Vec<String>,
-    /// How a query token may spell a word of the label: its lowercase tokens (`pager`, `duty`)
-    /// and each word run together (`pagerduty`). A product's name does not inflect, so `closed`
-    /// names no `Close` though both stem to `close`.
-    spelled: Vec<String>,
-    /// A one-word label that is also an ordinary word of other products' tool names or
-    /// parameters (`Close`: `close_issue`; `Fetch`: `fetch_url`): a request names it only where
-    /// it writes the word as a name (`QueryToken::as_name`). Set by [`Index::finish`] from the
-    /// index's own text.
+    /// Per word of `words`, how a query token may spell it: the word run together
+    /// (`pagerduty`) and its lowercase tokens (`pager`, `duty`). A product's name does not
+    /// inflect, so `closed` names no `Close` though both stem to `close`.
+    spelled: Vec<Vec<String>>,
+    /// Every word of the label is also an ordinary word of other products' tool names or
+    /// parameters (`Close`: `close_issue`; `Database server`: `list_databases`, `server_info`):
+    /// a request names it only where it writes it as a name (`QueryToken::as_name`) or, for a
+    /// label of several words, as the phrase. Set by [`Index::finish`] from the index's own text.
     pub ordinary: bool,
 }
 
@@ -257,8 +257,8 @@ impl Label {
                 crate::tokenize::for_each_token(word, |tok, _, _| t.push(tok.to_owned()));
                 let run_together = t.concat();
                 let whole = stem(&run_together).into_owned();
-                spelled.push(run_together);
-                spelled.extend(t);
+                t.insert(0, run_together);
+                spelled.push(t);
                 whole
             };
             for piece in word.split(|c: char| !c.is_alphanumeric()) {
@@ -285,12 +285,27 @@ impl Label {
     /// or with a plural `s` added or dropped (`google calendars`, `google doc` for `Google
     /// Docs`); no other inflection (`closed`, `generate` for `Report generation`).
     pub fn spelled_by(&self, text: &str) -> bool {
+        (0..self.spelled.len()).any(|k| self.word_spelled_by(k, text))
+    }
+
+    fn word_spelled_by(&self, k: usize, text: &str) -> bool {
         let plural_of = |one: &str, many: &str| {
             many.len() == one.len() + 1 && many.starts_with(one) && many.ends_with('s')
         };
-        self.spelled
+        self.spelled[k]
             .iter()
             .any(|w| w == text || plural_of(w, text) || plural_of(text, w))
+    }
+
+    /// Whether the query token at `at` (of the query's tokens as written, `texts`) is part of
+    /// the label's words in a row, in the label's order, one token each (`database server`,
+    /// `microsoft teams`). Only a label of several words has such a phrase.
+    pub fn in_phrase(&self, texts: &[&str], at: usize) -> bool {
+        let n = self.spelled.len();
+        n > 1
+            && (at.saturating_sub(n - 1)..=at)
+                .filter(|&start| start + n <= texts.len())
+                .any(|start| (0..n).all(|k| self.word_spelled_by(k, texts[start + k])))
     }
 
     /// Whether a query with these terms names this label: every word, whole or all its parts.
@@ -455,22 +470,22 @@ impl Index {
         self.mark_ordinary_labels();
     }
 
-    /// A one-word label whose word is in the name or parameters of a tool of a product whose
-    /// label lacks it is an ordinary word of the tools' language, not only a name.
+    /// A label each of whose words is in the name or parameters of a tool of a product whose
+    /// label lacks that word is made of ordinary words of the tools' language, not only a name.
     fn mark_ordinary_labels(&mut self) {
         for c in 0..self.labels.len() {
-            let [(whole, _)] = self.labels[c].words.as_slice() else {
-                continue;
-            };
-            let Some(t) = self.terms.find(whole) else {
-                continue;
-            };
-            let ordinary = [NAME_LIST, PARAM_LIST].iter().any(|&k| {
-                self.terms.list(t, k).iter().any(|&d| {
-                    let other = self.doc_connector[d as usize] as usize;
-                    other != c && !self.labels[other].pieces.contains(whole)
-                })
-            });
+            let label = &self.labels[c];
+            let ordinary = !label.words.is_empty()
+                && label.words.iter().all(|(whole, _)| {
+                    self.terms.find(whole).is_some_and(|t| {
+                        [NAME_LIST, PARAM_LIST].iter().any(|&k| {
+                            self.terms.list(t, k).iter().any(|&d| {
+                                let other = self.doc_connector[d as usize] as usize;
+                                other != c && !self.labels[other].pieces.contains(whole)
+                            })
+                        })
+                    })
+                });
             self.labels[c].ordinary = ordinary;
         }
     }
@@ -704,6 +719,9 @@ mod label_tests {
             tool("list_fetch_jobs", "Fetch Jobs"),
             tool("list_calendars", "Google Calendar"),
             tool("calendar_events", "Outlook"),
+            tool("server_info", "Database server"),
+            tool("list_databases", "MongoDB"),
+            tool("server_status", "MongoDB"),
         ]);
         let ordinary = |text: &str| ix.labels()[ix.label_id(text).unwrap() as usize].ordinary;
         assert!(ordinary("Close"), "`close_issue` is GitHub's");
@@ -714,9 +732,17 @@ mod label_tests {
         );
         assert!(!ordinary("GitHub"));
         assert!(
-            !ordinary("Google Calendar"),
-            "labels of two words are not ordinary words"
+            ordinary("Database server"),
+            "MongoDB's tools say both words"
         );
+        assert!(
+            !ordinary("Google Calendar"),
+            "no other product's tool says google"
+        );
+        let l = Label::new("Database server");
+        let q = ["list", "databases", "on", "the", "database", "server"];
+        let in_phrase: Vec<usize> = (0..q.len()).filter(|&at| l.in_phrase(&q, at)).collect();
+        assert_eq!(in_phrase, [4, 5]);
     }
 }
 

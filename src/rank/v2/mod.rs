@@ -456,7 +456,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         visible,
         directory: req.directory,
     };
-    let masses = stages::mass(words, &rec, &pool, rules);
+    let masses = stages::mass(words, &rec, &pool, &products, rules);
     let total: f64 = masses.iter().map(|m| m.mass).sum();
     let exact: Vec<DocId> = index
         .by_name(req.query)

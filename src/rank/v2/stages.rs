@@ -47,6 +47,9 @@ pub struct Products {
     pub visible: Vec<u32>,
     /// Directory labels the query names that no visible connector has.
     pub hidden: Vec<String>,
+    /// Terms of tokens that may name a product, visible or in the directory, as written here
+    /// ([`may_name`]): the mass stage gives them the `product_name` role.
+    pub name_terms: Vec<String>,
 }
 
 /// What a search sees: the index, the caller's visible part of it, and the public directory.
@@ -57,10 +60,17 @@ pub struct Pool<'a> {
     pub directory: Option<&'a Directory>,
 }
 
-/// Whether a query token may name `label`'s product: it spells a word of the label, and where
-/// the label is an ordinary word, it is written as a name. The directory decides what is
-/// ordinary when it knows the label: it has more products' tools to tell by.
-pub fn may_name(t: &QueryToken, label: &Label, directory: Option<&Directory>) -> bool {
+/// Whether the query's token `at` may name `label`'s product: it spells a word of the label,
+/// and where the label is made of ordinary words, it is written as a name or stands in the
+/// label's phrase (`database server`). The directory decides what is ordinary when it knows
+/// the label: it has more products' tools to tell by.
+pub fn may_name(
+    tokens: &[QueryToken],
+    texts: &[&str],
+    at: usize,
+    label: &Label,
+    directory: Option<&Directory>,
+) -> bool {
     let ordinary = || {
         directory
             .and_then(|d| d.index.label_id(&label.text).map(|c| (d, c)))
@@ -68,7 +78,7 @@ pub fn may_name(t: &QueryToken, label: &Label, directory: Option<&Directory>) ->
                 d.index.labels()[c as usize].ordinary
             })
     };
-    label.spelled_by(&t.text) && (t.as_name || !ordinary())
+    label.spelled_by(texts[at]) && (tokens[at].as_name || !ordinary() || label.in_phrase(texts, at))
 }
 
 /// Stage 2: which products the query names (`tokens`: every token of the query, values too —
@@ -83,6 +93,25 @@ pub fn products(
     tokens: &[QueryToken],
 ) -> Products {
     let mut out = Products::default();
+    let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+    let may_name = |at: usize, label: &Label| may_name(tokens, &texts, at, label, directory);
+    for (at, t) in tokens.iter().enumerate() {
+        let of_pool = index
+            .labels_with_piece(&t.term)
+            .iter()
+            .any(|&c| visible.has_connector(c) && may_name(at, &index.labels()[c as usize]));
+        let of_directory = || {
+            directory.is_some_and(|d| {
+                d.index
+                    .labels_with_piece(&t.term)
+                    .iter()
+                    .any(|&c| may_name(at, &d.index.labels()[c as usize]))
+            })
+        };
+        if (of_pool || of_directory()) && !out.name_terms.contains(&t.term) {
+            out.name_terms.push(t.term.clone());
+        }
+    }
     let seen = |ix: &Index, out: &mut Vec<u32>| {
         let mut cands: Vec<u32> = tokens
             .iter()
@@ -94,8 +123,9 @@ pub fn products(
             let label = &ix.labels()[c as usize];
             let spelled: Vec<&str> = tokens
                 .iter()
-                .filter(|t| may_name(t, label, directory))
-                .map(|t| t.term.as_str())
+                .enumerate()
+                .filter(|&(at, _)| may_name(at, label))
+                .map(|(_, t)| t.term.as_str())
                 .collect();
             label.named_by(&spelled)
         });
@@ -248,26 +278,22 @@ fn offered_by_connected_product(term: &str, pool: &Pool) -> bool {
 }
 
 /// Stage 4, mass: which words say what the tool must do, and how much each weighs.
-pub fn mass(tokens: &[&QueryToken], rec: &Record, pool: &Pool, rules: Rules) -> Vec<TermMass> {
+pub fn mass(
+    tokens: &[&QueryToken],
+    rec: &Record,
+    pool: &Pool,
+    products: &Products,
+    rules: Rules,
+) -> Vec<TermMass> {
     tokens
         .iter()
         .enumerate()
         .map(|(i, t)| {
             let idf = idf(pool.visible.len(), rec.df[i] as usize);
-            let (index, visible, directory) = (pool.index, pool.visible, pool.directory);
+            let directory = pool.directory;
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
-                let names = |ix: &Index, c: u32| may_name(t, &ix.labels()[c as usize], directory);
-                let product = index
-                    .labels_with_piece(term)
-                    .iter()
-                    .any(|&c| visible.has_connector(c) && names(index, c))
-                    || directory.is_some_and(|d| {
-                        d.index
-                            .labels_with_piece(term)
-                            .iter()
-                            .any(|&c| names(&d.index, c))
-                    });
+                let product = products.name_terms.iter().any(|n| n == term);
                 let anywhere =
                     rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
                 if product {
@@ -596,7 +622,8 @@ mod tests {
             visible: &all,
             directory: Some(&dir),
         };
-        let m = mass(&words, &rec, &p, Rules::SHIPPED);
+        let named = products(&index, &all, Some(&dir), &a.tokens);
+        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
         let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
         assert_eq!(roles, [Role::Phrasing, Role::Unknown, Role::Capability]);
         assert!(m[0].mass == 0.0 && m[1].mass == 0.0 && m[2].mass > 0.0);
@@ -605,7 +632,7 @@ mod tests {
             directory: None,
             ..p
         };
-        let m = mass(&words, &rec, &p, Rules::SHIPPED);
+        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
         assert!(m[1].mass > 0.0);
     }
 
@@ -630,7 +657,8 @@ mod tests {
                 visible,
                 directory: Some(&dir),
             };
-            mass(&words, &rec, &p, rules)
+            let named = products(&index, visible, Some(&dir), &a.tokens);
+            mass(&words, &rec, &p, &named, rules)
                 .iter()
                 .map(|m| (m.role, m.mass, m.idf))
                 .collect::<Vec<_>>()
