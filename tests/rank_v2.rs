@@ -147,6 +147,39 @@ fn an_ordinary_word_names_a_product_only_where_written_as_a_name() {
     assert_eq!(ex.products_not_connected, ["Database server"]);
 }
 
+/// Rule `sentence_steps`: a task of several sentences that no tool answers whole is asked
+/// sentence by sentence, each under the floor; never when it names a product not connected.
+#[test]
+fn a_task_of_several_sentences_is_answered_step_by_step() {
+    let pool = pool_of(&["GitHub", "Slack", "Notion", "Jira", "PagerDuty"]);
+    let task = "Find the open pull requests of the repository. \
+                Then post a summary message to the engineering channel.";
+    let a = ask(&pool, task);
+    assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
+    let ex = a.explanation.unwrap();
+    assert_eq!(ex.answered_by_sentences.len(), 2);
+    assert!(ex.why.is_none());
+    // Each result passed the floor in its own sentence.
+    assert!(a.results.iter().all(|r| r.coverage >= v2::FLOOR));
+    let index = Index::build(pool.clone());
+    let whole = v2::search(
+        &index,
+        &Visible::all(&index),
+        &Request {
+            directory: Some(directory()),
+            rules: v2::Rules::SHIPPED.without(v2::Rule::SentenceSteps),
+            ..Request::new(task)
+        },
+    );
+    assert!(whole.results.is_empty(), "the rule is what answers it");
+    let a = ask(
+        &pool,
+        "Look up the incident in PagerDuty. Then open a Linear ticket about it.",
+    );
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+    assert_eq!(a.explanation.unwrap().products_not_connected, ["Linear"]);
+}
+
 /// Rule `request_frame`: `show me` asks for something back; a pool where some tool's name
 /// says `show` (Spotify's shows) must not make `show` outweigh what is asked for.
 #[test]

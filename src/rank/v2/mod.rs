@@ -70,6 +70,7 @@ pub enum Rule {
     RequestFrame,
     LackingCapability,
     ReadGetsNoWrite,
+    SentenceSteps,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -92,6 +93,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::RequestFrame, "request_frame", "a common verb right before `me` or `us` frames the request (`show me`) and carries no mass, whatever tool names the pool has"),
     (Rule::LackingCapability, "lacking_capability", "a capability word no visible tool covers carries LACKING_SHARE of its IDF, unless the directory shows a connected product offering it (that tool is out of reach: full mass)"),
     (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
+    (Rule::SentenceSteps, "sentence_steps", "a request of several sentences that no tool answers whole is a task of several steps: each sentence is asked on its own, under the same floor, and their answers interleaved"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -394,6 +396,10 @@ pub struct Explanation {
     /// Distinct query terms past [`MAX_QUERY_TERMS`], ignored.
     #[serde(skip_serializing_if = "is_zero")]
     pub ignored_terms: usize,
+    /// Rule `sentence_steps`: nothing answered the whole request, these sentences did; each
+    /// result's own explanation comes from its sentence's record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answered_by_sentences: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -432,6 +438,69 @@ fn product_slot(tokens: &[QueryToken]) -> Option<Vec<&QueryToken>> {
 
 /// Runs the stages for one query over the caller's visible tools.
 pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
+    let whole = search_request(index, visible, req);
+    // Not for a request that names a product the caller has not connected: any of its
+    // sentences may be about that product.
+    let unanswered = |a: &Answer| {
+        a.results.is_empty()
+            && a.explanation.as_ref().is_some_and(|e| {
+                e.products_not_connected.is_empty()
+                    && matches!(
+                        e.why,
+                        Some(EmptyReason::Rejected { .. } | EmptyReason::NothingCovers)
+                    )
+            })
+    };
+    if !req.rules.has(Rule::SentenceSteps) || !unanswered(&whole) {
+        return whole;
+    }
+    let sentences = query::sentences(req.query);
+    if sentences.len() < 2 {
+        return whole;
+    }
+    // Each sentence is a request of its own: the same stages, the same floor.
+    let answers: Vec<Answer> = sentences
+        .iter()
+        .map(|s| search_request(index, visible, &Request { query: s, ..*req }))
+        .collect();
+    let mut results: Vec<Hit> = Vec::new();
+    let mut answered_by = Vec::new();
+    let longest = answers.iter().map(|a| a.results.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for (a, s) in answers.iter().zip(&sentences) {
+            let Some(hit) = a.results.get(k) else {
+                continue;
+            };
+            if !results.iter().any(|r| r.id == hit.id) && results.len() < req.limit.get() {
+                results.push(hit.clone());
+                if !answered_by.contains(s) {
+                    answered_by.push(*s);
+                }
+            }
+        }
+    }
+    if results.is_empty() {
+        return whole;
+    }
+    let explanation = whole
+        .explanation
+        .filter(|_| req.explain)
+        .map(|e| Explanation {
+            reason: None,
+            why: None,
+            best_rejected: None,
+            answered_by_sentences: answered_by.iter().map(|s| (*s).to_owned()).collect(),
+            ..e
+        });
+    Answer {
+        query: whole.query,
+        results,
+        explanation,
+    }
+}
+
+/// The stages over one request as a whole.
+fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let rules = req.rules;
     let analysis = analyze(req.query);
     let mut tokens: Vec<QueryToken> = analysis.distinct().into_iter().cloned().collect();
@@ -650,6 +719,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                     }
                 }),
             ignored_terms,
+            answered_by_sentences: Vec::new(),
         }
     });
     Answer {

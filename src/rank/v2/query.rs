@@ -164,6 +164,27 @@ fn mark_frames(tokens: &mut [QueryToken]) {
     }
 }
 
+/// The request's sentences: text ended by `.`, `!`, `?` or `;` before whitespace (so
+/// `www.baidu.com` and `3.5` end none), each trimmed, the empty ones dropped.
+pub fn sentences(query: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = query.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends = matches!(c, '.' | '!' | '?' | ';')
+            && chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+        if ends {
+            out.push(&query[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    out.push(&query[start..]);
+    out.into_iter()
+        .map(str::trim)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 /// Whitespace-separated words; text between matching quotes of either kind (`"`, `` ` ``,
 /// curly quotes, and `'` when it opens a word and a later word closes it) is one quoted word.
 fn words(query: &str) -> Vec<(&str, bool)> {
@@ -334,6 +355,16 @@ mod tests {
         assert_eq!(as_name("ask PagerDuty"), ["pager", "duty"]);
         // One identifier is a guessed tool name: its words may be names, whatever their case.
         assert_eq!(as_name("close_list_leads"), ["close", "list", "leads"]);
+    }
+
+    #[test]
+    fn sentences_end_at_a_stop_before_whitespace_only() {
+        assert_eq!(
+            sentences("Find the trending repos. For the top one, read www.example.com/a.md! Then save v3.5; done?"),
+            ["Find the trending repos", "For the top one, read www.example.com/a.md", "Then save v3.5", "done"]
+        );
+        assert_eq!(sentences("list incidents"), ["list incidents"]);
+        assert_eq!(sentences(" . ! "), Vec::<&str>::new());
     }
 
     #[test]
