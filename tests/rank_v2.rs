@@ -145,6 +145,24 @@ fn an_ordinary_word_names_a_product_only_where_written_as_a_name() {
     let a = ask(&mongo, "restart the database server");
     let ex = a.explanation.unwrap();
     assert_eq!(ex.products_not_connected, ["Database server"]);
+    // A piece of a label's word (`monday` of `monday.com`) is a name only with the rest of it.
+    let calendar = pool_of(&["Google Calendar", "Slack", "Notion"]);
+    let role_of = |q: &str, token: &str| {
+        let ex = ask(&calendar, q).explanation.unwrap();
+        ex.tokens.iter().find(|t| t.token == token).unwrap().role
+    };
+    assert_ne!(
+        role_of("create an event on monday", "monday"),
+        Role::ProductName
+    );
+    let ex = ask(&calendar, "list boards in monday com")
+        .explanation
+        .unwrap();
+    assert_eq!(ex.products_not_connected, ["monday.com"]);
+    assert_eq!(
+        role_of("list boards in monday com", "monday"),
+        Role::ProductName
+    );
 }
 
 /// Rule `sentence_steps`: a task of several sentences that no tool answers whole is asked

@@ -220,6 +220,16 @@ impl<const K: usize> TermsBuilder<K> {
     }
 }
 
+/// Whether `text` is one of `forms`, or one with a plural `s` added or dropped.
+fn spelled_as(forms: &[String], text: &str) -> bool {
+    let plural_of = |one: &str, many: &str| {
+        many.len() == one.len() + 1 && many.starts_with(one) && many.ends_with('s')
+    };
+    forms
+        .iter()
+        .any(|w| w == text || plural_of(w, text) || plural_of(text, w))
+}
+
 /// A connector label and the words a query must hold to name it.
 #[derive(Clone, Debug)]
 pub struct Label {
@@ -288,13 +298,16 @@ impl Label {
         (0..self.spelled.len()).any(|k| self.word_spelled_by(k, text))
     }
 
-    fn word_spelled_by(&self, k: usize, text: &str) -> bool {
-        let plural_of = |one: &str, many: &str| {
-            many.len() == one.len() + 1 && many.starts_with(one) && many.ends_with('s')
-        };
-        self.spelled[k]
+    /// Whether `text` spells a whole word of the label (`monday.com`, `google`), not only a
+    /// piece of one (`monday`).
+    pub fn word_spelled_whole(&self, text: &str) -> bool {
+        self.spelled
             .iter()
-            .any(|w| w == text || plural_of(w, text) || plural_of(text, w))
+            .any(|forms| spelled_as(&forms[..1], text))
+    }
+
+    fn word_spelled_by(&self, k: usize, text: &str) -> bool {
+        spelled_as(&self.spelled[k], text)
     }
 
     /// Whether the query token at `at` (of the query's tokens as written, `texts`) is part of

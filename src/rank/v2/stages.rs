@@ -95,24 +95,7 @@ pub fn products(
     let mut out = Products::default();
     let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
     let may_name = |at: usize, label: &Label| may_name(tokens, &texts, at, label, directory);
-    for (at, t) in tokens.iter().enumerate() {
-        let of_pool = index
-            .labels_with_piece(&t.term)
-            .iter()
-            .any(|&c| visible.has_connector(c) && may_name(at, &index.labels()[c as usize]));
-        let of_directory = || {
-            directory.is_some_and(|d| {
-                d.index
-                    .labels_with_piece(&t.term)
-                    .iter()
-                    .any(|&c| may_name(at, &d.index.labels()[c as usize]))
-            })
-        };
-        if (of_pool || of_directory()) && !out.name_terms.contains(&t.term) {
-            out.name_terms.push(t.term.clone());
-        }
-    }
-    let seen = |ix: &Index, out: &mut Vec<u32>| {
+    let named_in = |ix: &Index| -> Vec<u32> {
         let mut cands: Vec<u32> = tokens
             .iter()
             .flat_map(|t| ix.labels_with_part(&t.term).iter().copied())
@@ -129,18 +112,40 @@ pub fn products(
                 .collect();
             label.named_by(&spelled)
         });
-        out.extend(cands);
+        cands
     };
-    let mut named = Vec::new();
-    seen(index, &mut named);
-    out.visible = named
+    let named_pool = named_in(index);
+    let named_directory = directory.map_or(Vec::new(), |d| named_in(&d.index));
+    // A token is a product's name where it may name a label and spells a whole word of it
+    // (`google`, `teams`), or a piece of one (`monday` of `monday.com`) whose label the query
+    // names in full: alone, `monday` is a weekday.
+    let names = |ix: &Index, named: &[u32], c: u32, at: usize| {
+        let label = &ix.labels()[c as usize];
+        may_name(at, label) && (label.word_spelled_whole(texts[at]) || named.contains(&c))
+    };
+    for (at, t) in tokens.iter().enumerate() {
+        let of_pool = index
+            .labels_with_piece(&t.term)
+            .iter()
+            .any(|&c| visible.has_connector(c) && names(index, &named_pool, c, at));
+        let of_directory = || {
+            directory.is_some_and(|d| {
+                d.index
+                    .labels_with_piece(&t.term)
+                    .iter()
+                    .any(|&c| names(&d.index, &named_directory, c, at))
+            })
+        };
+        if (of_pool || of_directory()) && !out.name_terms.contains(&t.term) {
+            out.name_terms.push(t.term.clone());
+        }
+    }
+    out.visible = named_pool
         .into_iter()
         .filter(|&c| visible.has_connector(c))
         .collect();
     if let Some(dir) = directory {
-        let mut named = Vec::new();
-        seen(&dir.index, &mut named);
-        for c in named {
+        for c in named_directory {
             let label = &dir.index.labels()[c as usize];
             let connected = index
                 .label_id(&label.text)
@@ -294,8 +299,10 @@ pub fn mass(
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
                 let product = products.name_terms.iter().any(|n| n == term);
-                let anywhere =
-                    rec.pool_fields[i] | directory.map_or(0, |d| d.index.fields_anywhere(term));
+                // The directory's labels are names: a token that does not name one here
+                // (`monday` alone) is not made a capability by them.
+                let anywhere = rec.pool_fields[i]
+                    | directory.map_or(0, |d| d.index.fields_anywhere(term) & !field::LABEL);
                 if product {
                     Role::ProductName
                 } else if rec.pool_fields[i] & field::STRUCTURAL == 0
