@@ -190,6 +190,13 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
         },
     );
     assert!(whole.results.is_empty(), "the rule is what answers it");
+    // One sentence, two clauses: `and` before an action of the directory (`post`) joins steps.
+    let a = ask(
+        &pool,
+        "Find the open pull requests of the repository and post a summary message to the engineering channel",
+    );
+    assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
+    assert_eq!(a.explanation.unwrap().answered_by_sentences.len(), 2);
     let a = ask(
         &pool,
         "Look up the incident in PagerDuty. Then open a Linear ticket about it.",

@@ -71,6 +71,7 @@ pub enum Rule {
     LackingCapability,
     ReadGetsNoWrite,
     SentenceSteps,
+    ClauseSteps,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -94,6 +95,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::LackingCapability, "lacking_capability", "a capability word no visible tool covers carries LACKING_SHARE of its IDF, unless the directory shows a connected product offering it (that tool is out of reach: full mass)"),
     (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
     (Rule::SentenceSteps, "sentence_steps", "a request of several sentences that no tool answers whole is a task of several steps: each sentence is asked on its own, under the same floor, and their answers interleaved"),
+    (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, where a comma or `and` / `then` is followed by an action of the directory (a name's first term for tools of MIN_ACTION_CONNECTORS products)"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -127,7 +129,14 @@ pub struct Directory {
     pub(crate) index: Index,
     /// The actions its annotations class (see [`Directory::action`]); found on first use.
     actions: std::sync::OnceLock<std::collections::HashMap<String, Action>>,
+    /// The terms that begin tool names of several products (see [`Directory::is_action`]).
+    verbs: std::sync::OnceLock<std::collections::HashSet<String>>,
 }
+
+/// An action term begins the names (past the product's label words) of tools of at least
+/// this many products: a shared verb of the tools' language (`list`, `summar`), not one
+/// product's own noun (`atlas`).
+pub const MIN_ACTION_CONNECTORS: usize = 2;
 
 /// What an action does, by the directory's annotations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +150,7 @@ impl Directory {
         Directory {
             index: Index::build(tools),
             actions: std::sync::OnceLock::new(),
+            verbs: std::sync::OnceLock::new(),
         }
     }
 
@@ -178,6 +188,29 @@ impl Directory {
         actions.get(term).copied()
     }
 
+    /// Whether `term` (a stem) begins, past the product's label words, the names of tools of
+    /// at least [`MIN_ACTION_CONNECTORS`] products of the directory.
+    pub fn is_action(&self, term: &str) -> bool {
+        let verbs = self.verbs.get_or_init(|| {
+            let mut products: std::collections::HashMap<String, Vec<u32>> = Default::default();
+            for id in 0..self.index.len() as DocId {
+                if let Some(action) = stages::action_term(&self.index, id) {
+                    let of = products.entry(action).or_default();
+                    let c = self.index.connector_of(id);
+                    if !of.contains(&c) {
+                        of.push(c);
+                    }
+                }
+            }
+            products
+                .into_iter()
+                .filter(|(_, of)| of.len() >= MIN_ACTION_CONNECTORS)
+                .map(|(action, _)| action)
+                .collect()
+        });
+        verbs.contains(term)
+    }
+
     /// Its index compiled (see [`compiled`]).
     pub fn compile(&self) -> Vec<u8> {
         self.index.compile()
@@ -191,6 +224,7 @@ impl Directory {
         Ok(Directory {
             index: Index::from_compiled(bytes, tools)?,
             actions: std::sync::OnceLock::new(),
+            verbs: std::sync::OnceLock::new(),
         })
     }
 }
@@ -454,7 +488,15 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     if !req.rules.has(Rule::SentenceSteps) || !unanswered(&whole) {
         return whole;
     }
-    let sentences = query::sentences(req.query);
+    let opens_clause = |word: &str| {
+        req.directory
+            .is_some_and(|d| d.is_action(&text::stem(word)))
+    };
+    let clauses = req.rules.has(Rule::ClauseSteps) && req.directory.is_some();
+    let sentences = query::steps(
+        req.query,
+        clauses.then_some(&opens_clause as &dyn Fn(&str) -> bool),
+    );
     if sentences.len() < 2 {
         return whole;
     }

@@ -164,25 +164,81 @@ fn mark_frames(tokens: &mut [QueryToken]) {
     }
 }
 
-/// The request's sentences: text ended by `.`, `!`, `?` or `;` before whitespace (so
-/// `www.baidu.com` and `3.5` end none), each trimmed, the empty ones dropped.
-pub fn sentences(query: &str) -> Vec<&str> {
+/// Words that join the steps of a task (`find the repos and summarize them`, `…, then save
+/// it`): the English coordinators of addition and sequence, a closed class.
+pub const STEP_JOINS: &[&str] = &["and", "then"];
+
+/// The steps of a task: its sentences (words ending in `.`, `!`, `?` or `;`, so
+/// `www.baidu.com` and `3.5` end none) and, with `opens_clause`, each sentence's clauses: a
+/// comma or a joining word (dropped) ends one where the next word that is not a joining word
+/// opens a clause (`opens_clause` of its lowercase text: an action, `find the repos and
+/// summarize them`, not `incidents and alerts`). Quoted text is one word and never split. Each
+/// step is a slice of the query, the empty ones dropped.
+pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) -> Vec<&'q str> {
+    struct Word {
+        start: usize,
+        end: usize,
+        quoted: bool,
+        bare: String,
+    }
+    let words: Vec<Word> = words(query)
+        .into_iter()
+        .map(|(word, quoted)| {
+            let mut start = word.as_ptr() as usize - query.as_ptr() as usize;
+            let mut end = start + word.len();
+            if quoted {
+                // The quotes belong to the step: they make the value a value.
+                start -= query[..start].chars().next_back().map_or(0, char::len_utf8);
+                end += query[end..].chars().next().map_or(0, char::len_utf8);
+            }
+            let bare = word
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            Word {
+                start,
+                end,
+                quoted,
+                bare,
+            }
+        })
+        .collect();
+    let joins = |w: &Word| !w.quoted && STEP_JOINS.contains(&w.bare.as_str());
+    // Whether a clause opens at word `i`, joining words skipped.
+    let opens_at = |i: usize| {
+        opens_clause.is_some_and(|opens| {
+            words[i..]
+                .iter()
+                .find(|w| !joins(w))
+                .is_some_and(|w| !w.quoted && opens(&w.bare))
+        })
+    };
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut chars = query.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let ends = matches!(c, '.' | '!' | '?' | ';')
-            && chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
-        if ends {
-            out.push(&query[start..i]);
-            start = i + c.len_utf8();
+    let mut span: Option<(usize, usize)> = None;
+    let mut close = |span: &mut Option<(usize, usize)>| {
+        if let Some((a, b)) = span.take() {
+            let step = query[a..b].trim();
+            if step.chars().any(char::is_alphanumeric) {
+                out.push(step);
+            }
+        }
+    };
+    let mut splitting = false;
+    for (i, w) in words.iter().enumerate() {
+        if joins(w) && (splitting || opens_at(i)) {
+            close(&mut span);
+            splitting = true;
+            continue;
+        }
+        splitting = false;
+        span = Some((span.map_or(w.start, |(a, _)| a), w.end));
+        let text = query[w.start..w.end].trim_end_matches(['"', '\'', ')', ']', '”', '’']);
+        let sentence_ends = text.ends_with(['.', '!', '?', ';']);
+        if !w.quoted && (sentence_ends || text.ends_with(',') && opens_at(i + 1)) {
+            close(&mut span);
         }
     }
-    out.push(&query[start..]);
-    out.into_iter()
-        .map(str::trim)
-        .filter(|s| s.chars().any(char::is_alphanumeric))
-        .collect()
+    close(&mut span);
+    out
 }
 
 /// Whitespace-separated words; text between matching quotes of either kind (`"`, `` ` ``,
@@ -358,13 +414,47 @@ mod tests {
     }
 
     #[test]
-    fn sentences_end_at_a_stop_before_whitespace_only() {
+    fn steps_are_sentences_and_clauses_an_action_opens_never_inside_quotes() {
+        let q = "Find the trending repos. For the top one, read www.example.com/a.md! Then save v3.5; done?";
         assert_eq!(
-            sentences("Find the trending repos. For the top one, read www.example.com/a.md! Then save v3.5; done?"),
-            ["Find the trending repos", "For the top one, read www.example.com/a.md", "Then save v3.5", "done"]
+            steps(q, None),
+            [
+                "Find the trending repos.",
+                "For the top one, read www.example.com/a.md!",
+                "Then save v3.5;",
+                "done?"
+            ]
         );
-        assert_eq!(sentences("list incidents"), ["list incidents"]);
-        assert_eq!(sentences(" . ! "), Vec::<&str>::new());
+        let action = |w: &str| ["find", "read", "save", "page", "summarize"].contains(&w);
+        assert_eq!(
+            steps(q, Some(&action)),
+            [
+                "Find the trending repos.",
+                "For the top one,",
+                "read www.example.com/a.md!",
+                "save v3.5;",
+                "done?"
+            ]
+        );
+        let q = r#"create an incident titled "db down, and read it" and page the on-call"#;
+        assert_eq!(
+            steps(q, Some(&action)),
+            [
+                r#"create an incident titled "db down, and read it""#,
+                "page the on-call"
+            ]
+        );
+        // No action after the joining word: one clause.
+        let q = "list the incidents and alerts, with their status, and then summarize them";
+        assert_eq!(
+            steps(q, Some(&action)),
+            [
+                "list the incidents and alerts, with their status,",
+                "summarize them"
+            ]
+        );
+        assert_eq!(steps("list incidents", Some(&action)), ["list incidents"]);
+        assert_eq!(steps(" . , ! ", Some(&action)), Vec::<&str>::new());
     }
 
     #[test]
