@@ -197,6 +197,36 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
     );
     assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
     assert_eq!(a.explanation.unwrap().answered_by_sentences.len(), 2);
+    // Steps past MAX_STEPS are not asked.
+    let steps = [
+        "Post a message to the channel.",
+        "Merge the pull request.",
+        "Create a Jira issue.",
+        "List the on-call schedules.",
+        "Search the Notion pages.",
+        "Fork the repository.",
+        "Add a reaction to the message.",
+        "List the Jira projects.",
+        "Create an incident.",
+    ];
+    let task = steps.join(" ");
+    let a = v2::search(
+        &index,
+        &Visible::all(&index),
+        &Request {
+            directory: Some(directory()),
+            limit: floorgate::rank::Limit::MAX,
+            explain: true,
+            ..Request::new(&task)
+        },
+    );
+    let answered = a.explanation.clone().unwrap().answered_by_sentences;
+    assert!(
+        answered.len() > 2 && answered.len() <= v2::MAX_STEPS,
+        "{answered:?}"
+    );
+    assert!(!answered.iter().any(|s| s == steps[v2::MAX_STEPS]));
+    assert!(!names(&a).contains(&"create_incident"), "{:?}", names(&a));
     let a = ask(
         &pool,
         "Look up the incident in PagerDuty. Then open a Linear ticket about it.",

@@ -48,6 +48,9 @@ pub const LACKING_SHARE: f64 = 0.5;
 pub const MIN_ACTION_ANNOTATED: u32 = 3;
 /// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
 pub const MAX_QUERY_TERMS: usize = 48;
+/// Rules 18 and 19 ask at most this many steps of a task (the rest are ignored): a request
+/// of many short sentences costs at most this many searches more.
+pub const MAX_STEPS: usize = 8;
 
 /// The rule registry: every refinement of the literal SPEC §7 rules, with its number and reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -503,6 +506,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     // Each sentence is a request of its own: the same stages, the same floor.
     let answers: Vec<Answer> = sentences
         .iter()
+        .take(MAX_STEPS)
         .map(|s| search_request(index, visible, &Request { query: s, ..*req }))
         .collect();
     let mut results: Vec<Hit> = Vec::new();
