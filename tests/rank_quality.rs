@@ -91,7 +91,10 @@ fn shipped_rules_hold_their_figures() {
 /// product, like `list the teams i have joined`); guessed hit@5 0.985, wrong 0.
 const VENDOR_HIT5: f64 = 0.79;
 const VENDOR_HIT1: f64 = 0.65;
-const VENDOR_MISSING: f64 = 0.88;
+/// Rules 18 and 19 (a task asked step by step when the whole finds nothing) took gold-removed
+/// answered from 0.879 to 0.883 on these fixtures (means of seeds 1–6 on the public data:
+/// 0.895 → 0.896); the line stays under the 0.90 bar.
+const VENDOR_MISSING: f64 = 0.89;
 const DUST_HIT5: f64 = 0.72;
 const DUST_WRONG_OFFERED: f64 = 0.025;
 
