@@ -175,7 +175,7 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
     let a = ask(&pool, task);
     assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
     let ex = a.explanation.unwrap();
-    assert_eq!(ex.answered_by_sentences.len(), 2);
+    assert_eq!(ex.answered_by_steps.len(), 2);
     assert!(ex.why.is_none());
     // Each result passed the floor in its own sentence.
     assert!(a.results.iter().all(|r| r.coverage >= v2::FLOOR));
@@ -196,7 +196,7 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
         "Find the open pull requests of the repository and post a summary message to the engineering channel",
     );
     assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
-    assert_eq!(a.explanation.unwrap().answered_by_sentences.len(), 2);
+    assert_eq!(a.explanation.unwrap().answered_by_steps.len(), 2);
     // Steps past MAX_STEPS are not asked.
     let steps = [
         "Post a message to the channel.",
@@ -220,7 +220,7 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
             ..Request::new(&task)
         },
     );
-    let answered = a.explanation.clone().unwrap().answered_by_sentences;
+    let answered = a.explanation.clone().unwrap().answered_by_steps;
     assert!(
         answered.len() > 2 && answered.len() <= v2::MAX_STEPS,
         "{answered:?}"

@@ -130,10 +130,9 @@ impl Rules {
 /// the gateway has, and which products a query names. Never a source of results.
 pub struct Directory {
     pub(crate) index: Index,
-    /// The actions its annotations class (see [`Directory::action`]); found on first use.
-    actions: std::sync::OnceLock<std::collections::HashMap<String, Action>>,
-    /// The terms that begin tool names of several products (see [`Directory::is_action`]).
-    verbs: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// What its tools' names say about actions (see [`Directory::action`] and
+    /// [`Directory::is_action`]); found on first use, in one pass over the names.
+    actions: std::sync::OnceLock<Actions>,
 }
 
 /// An action term begins the names (past the product's label words) of tools of at least
@@ -148,70 +147,75 @@ pub enum Action {
     Writes,
 }
 
+/// The directory's actions, from each tool's name's action term ([`stages::action_term`]).
+#[derive(Default)]
+struct Actions {
+    /// The actions its annotations class.
+    classes: std::collections::HashMap<String, Action>,
+    /// The actions that begin names of tools of [`MIN_ACTION_CONNECTORS`] products or more.
+    shared: std::collections::HashSet<String>,
+}
+
+impl Actions {
+    fn of(index: &Index) -> Actions {
+        // Per action: (annotated tools named for it, of them read-only), and its products.
+        let mut counts: std::collections::HashMap<String, (u32, u32, Vec<u32>)> =
+            Default::default();
+        for (id, doc) in index.docs().iter().enumerate() {
+            let Some(action) = stages::action_term(index, id as DocId) else {
+                continue;
+            };
+            let e = counts.entry(action).or_default();
+            if let Some(read_only) = doc.read_only {
+                e.0 += 1;
+                e.1 += u32::from(read_only);
+            }
+            let c = index.connector_of(id as DocId);
+            if !e.2.contains(&c) {
+                e.2.push(c);
+            }
+        }
+        let mut out = Actions::default();
+        for (action, (n, read, products)) in counts {
+            let class = match read {
+                _ if n < MIN_ACTION_ANNOTATED => None,
+                0 => Some(Action::Writes),
+                r if r == n => Some(Action::Reads),
+                _ => None,
+            };
+            if let Some(class) = class {
+                out.classes.insert(action.clone(), class);
+            }
+            if products.len() >= MIN_ACTION_CONNECTORS {
+                out.shared.insert(action);
+            }
+        }
+        out
+    }
+}
+
 impl Directory {
     pub fn build(tools: Vec<crate::rank::ToolDoc>) -> Directory {
         Directory {
             index: Index::build(tools),
             actions: std::sync::OnceLock::new(),
-            verbs: std::sync::OnceLock::new(),
         }
+    }
+
+    fn actions(&self) -> &Actions {
+        self.actions.get_or_init(|| Actions::of(&self.index))
     }
 
     /// Whether the directory's annotated tools named for this action term all read or all
     /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
     pub fn action(&self, term: &str) -> Option<Action> {
-        let actions = self.actions.get_or_init(|| {
-            // Per action, (annotated tools named for it, of them read-only). Only annotated
-            // tools count: their names alone are tokenized and stemmed.
-            let mut counts: std::collections::HashMap<String, (u32, u32)> = Default::default();
-            for (id, doc) in self.index.docs().iter().enumerate() {
-                let Some(read_only) = doc.read_only else {
-                    continue;
-                };
-                let Some(action) = stages::action_term(&self.index, id as u32) else {
-                    continue;
-                };
-                let e = counts.entry(action).or_default();
-                e.0 += 1;
-                e.1 += u32::from(read_only);
-            }
-            counts
-                .into_iter()
-                .filter_map(|(action, (n, read))| {
-                    let class = match read {
-                        _ if n < MIN_ACTION_ANNOTATED => return None,
-                        0 => Action::Writes,
-                        r if r == n => Action::Reads,
-                        _ => return None,
-                    };
-                    Some((action, class))
-                })
-                .collect()
-        });
-        actions.get(term).copied()
+        self.actions().classes.get(term).copied()
     }
 
     /// Whether `term` (a stem) begins, past the product's label words, the names of tools of
     /// at least [`MIN_ACTION_CONNECTORS`] products of the directory.
     pub fn is_action(&self, term: &str) -> bool {
-        let verbs = self.verbs.get_or_init(|| {
-            let mut products: std::collections::HashMap<String, Vec<u32>> = Default::default();
-            for id in 0..self.index.len() as DocId {
-                if let Some(action) = stages::action_term(&self.index, id) {
-                    let of = products.entry(action).or_default();
-                    let c = self.index.connector_of(id);
-                    if !of.contains(&c) {
-                        of.push(c);
-                    }
-                }
-            }
-            products
-                .into_iter()
-                .filter(|(_, of)| of.len() >= MIN_ACTION_CONNECTORS)
-                .map(|(action, _)| action)
-                .collect()
-        });
-        verbs.contains(term)
+        self.actions().shared.contains(term)
     }
 
     /// Its index compiled (see [`compiled`]).
@@ -227,7 +231,6 @@ impl Directory {
         Ok(Directory {
             index: Index::from_compiled(bytes, tools)?,
             actions: std::sync::OnceLock::new(),
-            verbs: std::sync::OnceLock::new(),
         })
     }
 }
@@ -433,10 +436,10 @@ pub struct Explanation {
     /// Distinct query terms past [`MAX_QUERY_TERMS`], ignored.
     #[serde(skip_serializing_if = "is_zero")]
     pub ignored_terms: usize,
-    /// Rule `sentence_steps`: nothing answered the whole request, these sentences did; each
-    /// result's own explanation comes from its sentence's record.
+    /// Rules `sentence_steps`, `clause_steps`: nothing answered the whole request, these
+    /// steps of it did; each result's own explanation comes from its step's record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub answered_by_sentences: Vec<String>,
+    pub answered_by_steps: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -491,20 +494,19 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     if !req.rules.has(Rule::SentenceSteps) || !unanswered(&whole) {
         return whole;
     }
-    let opens_clause = |word: &str| {
-        req.directory
-            .is_some_and(|d| d.is_action(&text::stem(word)))
-    };
-    let clauses = req.rules.has(Rule::ClauseSteps) && req.directory.is_some();
-    let sentences = query::steps(
+    let opens_clause = req
+        .directory
+        .filter(|_| req.rules.has(Rule::ClauseSteps))
+        .map(|d| move |word: &str| d.is_action(&text::stem(word)));
+    let steps = query::steps(
         req.query,
-        clauses.then_some(&opens_clause as &dyn Fn(&str) -> bool),
+        opens_clause.as_ref().map(|f| f as &dyn Fn(&str) -> bool),
     );
-    if sentences.len() < 2 {
+    if steps.len() < 2 {
         return whole;
     }
-    // Each sentence is a request of its own: the same stages, the same floor.
-    let answers: Vec<Answer> = sentences
+    // Each step is a request of its own: the same stages, the same floor.
+    let answers: Vec<Answer> = steps
         .iter()
         .take(MAX_STEPS)
         .map(|s| search_request(index, visible, &Request { query: s, ..*req }))
@@ -513,7 +515,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let mut answered_by = Vec::new();
     let longest = answers.iter().map(|a| a.results.len()).max().unwrap_or(0);
     for k in 0..longest {
-        for (a, s) in answers.iter().zip(&sentences) {
+        for (a, s) in answers.iter().zip(&steps) {
             let Some(hit) = a.results.get(k) else {
                 continue;
             };
@@ -535,7 +537,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
             reason: None,
             why: None,
             best_rejected: None,
-            answered_by_sentences: answered_by.iter().map(|s| (*s).to_owned()).collect(),
+            answered_by_steps: answered_by.iter().map(|s| (*s).to_owned()).collect(),
             ..e
         });
     Answer {
@@ -765,7 +767,7 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
                     }
                 }),
             ignored_terms,
-            answered_by_sentences: Vec::new(),
+            answered_by_steps: Vec::new(),
         }
     });
     Answer {

@@ -106,12 +106,8 @@ pub fn analyze(query: &str) -> Analysis {
             .find(|c| c.is_alphanumeric())
             .is_some_and(char::is_uppercase);
         let as_name = !prose || capital && !sentence_starts;
-        sentence_starts = word
-            .trim_end_matches(['"', '\'', ')', ']', '”', '’'])
-            .ends_with(['.', '!', '?', ':', ';']);
-        let bare = word
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase();
+        sentence_starts = without_closers(word).ends_with(['.', '!', '?', ':', ';']);
+        let bare = bare(word);
         let marker = prose && !quoted && NAMING_MARKERS.contains(&bare.as_str());
         // A naming verb's value is the next word that is not a stop word (`named the zorblax`).
         let named_value = after_marker && !is_stop_word(&bare);
@@ -191,9 +187,7 @@ pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) ->
                 start -= query[..start].chars().next_back().map_or(0, char::len_utf8);
                 end += query[end..].chars().next().map_or(0, char::len_utf8);
             }
-            let bare = word
-                .trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase();
+            let bare = bare(word);
             Word {
                 start,
                 end,
@@ -231,7 +225,7 @@ pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) ->
         }
         splitting = false;
         span = Some((span.map_or(w.start, |(a, _)| a), w.end));
-        let text = query[w.start..w.end].trim_end_matches(['"', '\'', ')', ']', '”', '’']);
+        let text = without_closers(&query[w.start..w.end]);
         let sentence_ends = text.ends_with(['.', '!', '?', ';']);
         if !w.quoted && (sentence_ends || text.ends_with(',') && opens_at(i + 1)) {
             close(&mut span);
@@ -239,6 +233,17 @@ pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) ->
     }
     close(&mut span);
     out
+}
+
+/// A word without what closes it (quotes, brackets): where its own punctuation shows.
+fn without_closers(word: &str) -> &str {
+    word.trim_end_matches(['"', '\'', ')', ']', '”', '’'])
+}
+
+/// A word lowercased, without the punctuation around it.
+fn bare(word: &str) -> String {
+    word.trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
 }
 
 /// Whitespace-separated words; text between matching quotes of either kind (`"`, `` ` ``,
