@@ -505,3 +505,122 @@ fn a_request_to_read_gets_no_tool_whose_action_writes() {
     let a = v2::search(&index, &Visible::all(&index), &req);
     assert_eq!(names(&a), ["create_alert_grouping_setting"]);
 }
+
+fn ask_under(pool: &[ToolDoc], query: &str, rules: v2::Rules) -> v2::Answer {
+    let index = Index::build(pool.to_vec());
+    let req = Request {
+        explain: true,
+        directory: Some(directory()),
+        rules,
+        ..Request::new(query)
+    };
+    v2::search(&index, &Visible::all(&index), &req)
+}
+
+/// Rule 20 (`out_of_reach`): when the tool a request asks for belongs to a connected product
+/// but is out of the caller's reach (withheld, or not in the catalog), a sibling that meets
+/// less of the request does not answer for it; the explanation names no tool the caller
+/// cannot use. Tools of products not connected never count.
+#[test]
+fn a_tool_out_of_reach_is_not_answered_by_its_sibling() {
+    let full = pool_of(&["PagerDuty", "Slack", "GitHub"]);
+    let query = "Delete alert grouping setting PAGS456";
+    let a = ask(&full, query);
+    assert_eq!(names(&a).first(), Some(&"delete_alert_grouping_setting"));
+
+    let without: Vec<ToolDoc> = full
+        .iter()
+        .filter(|t| t.name.as_ref() != "delete_alert_grouping_setting")
+        .cloned()
+        .collect();
+    let a = ask(&without, query);
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+    let ex = a.explanation.unwrap();
+    assert_eq!(
+        ex.why,
+        Some(EmptyReason::Rejected {
+            gate: v2::Gate::OutOfReach
+        })
+    );
+    assert!(ex
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("not among the tools you can use"));
+    let text = serde_json::to_string(&ex).unwrap();
+    assert!(!text.contains("delete_alert_grouping_setting"), "{text}");
+
+    // The same tool withheld (in the index, not visible) is the same as absent.
+    let index = Index::build(full.clone());
+    let visible = Visible::from_ids(
+        &index,
+        (0..full.len() as u32)
+            .filter(|&i| full[i as usize].name.as_ref() != "delete_alert_grouping_setting"),
+    );
+    let req = Request {
+        directory: Some(directory()),
+        ..Request::new(query)
+    };
+    assert!(v2::search(&index, &visible, &req).results.is_empty());
+
+    // Without the rule, the sibling answers.
+    let off = ask_under(
+        &without,
+        query,
+        v2::Rules::SHIPPED.without(v2::Rule::OutOfReach),
+    );
+    assert!(
+        names(&off)
+            .first()
+            .is_some_and(|n| n.ends_with("_alert_grouping_setting")
+                || n.ends_with("_alert_grouping_settings")),
+        "{:?}",
+        names(&off)
+    );
+
+    // A product the caller has not connected is not out of reach: it is not theirs at all.
+    let renamed: Vec<ToolDoc> = without
+        .iter()
+        .map(|t| ToolDoc {
+            connector: if t.connector.as_ref() == "PagerDuty" {
+                "Hooli Alerts".into()
+            } else {
+                t.connector.clone()
+            },
+            ..t.clone()
+        })
+        .collect();
+    let a = ask(&renamed, query);
+    assert!(!a.results.is_empty());
+}
+
+/// Rule 21 (`parameter_words`): a word only parameter names have (no tool name or label)
+/// says how to call a tool, so it weighs half of what it would otherwise; a long request
+/// whose argument words no tool names finds its tool.
+#[test]
+fn a_parameter_word_weighs_half() {
+    let pool = pool_of(&["PagerDuty", "Slack", "GitHub", "Notion"]);
+    let query = "Create a content-based intelligent alert grouping setting that groups by summary field with 15-minute window for service SVC456";
+    let on = ask(&pool, query);
+    assert_eq!(names(&on).first(), Some(&"create_alert_grouping_setting"));
+    let off = ask_under(
+        &pool,
+        query,
+        v2::Rules::SHIPPED.without(v2::Rule::ParameterWords),
+    );
+    assert!(off.results.is_empty(), "{:?}", names(&off));
+
+    let ex = on.explanation.unwrap();
+    let raw = |token: &str| {
+        let t = ex.tokens.iter().find(|t| t.token == token).unwrap();
+        (t.mass_share * ex.mass / t.idf, t.role)
+    };
+    // `window` is a parameter name only, in the tail: a quarter; `alert` names tools: whole.
+    let (window, role) = raw("window");
+    assert_eq!(role, Role::Capability);
+    assert!(
+        (window - v2::TAIL_SHARE * v2::TAIL_SHARE).abs() < 1e-9,
+        "{window}"
+    );
+    assert!((raw("alert").0 - 1.0).abs() < 1e-9);
+}

@@ -75,6 +75,8 @@ pub enum Rule {
     ReadGetsNoWrite,
     SentenceSteps,
     ClauseSteps,
+    OutOfReach,
+    ParameterWords,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -99,6 +101,8 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
     (Rule::SentenceSteps, "sentence_steps", "a request of several sentences that no tool answers whole is a task of several steps: each sentence is asked on its own, under the same floor, and their answers interleaved"),
     (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, where a comma or `and` / `then` is followed by an action of the directory (a name's first term for tools of MIN_ACTION_CONNECTORS products)"),
+    (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name than the result does by everything: the request asks for that tool"),
+    (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -398,6 +402,12 @@ impl std::fmt::Display for EmptyReason {
                 f,
                 "the query asks to read, and the closest tool writes"
             ),
+            EmptyReason::Rejected {
+                gate: Gate::OutOfReach,
+            } => write!(
+                f,
+                "a product you have connected has a tool for this, and it is not among the tools you can use"
+            ),
         }
     }
 }
@@ -628,6 +638,33 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
                     }
                 }
             }
+        }
+    }
+    if rules.has(Rule::OutOfReach) && !passing.is_empty() {
+        let weakest = passing
+            .iter()
+            .filter(|s| !s.exact)
+            .map(|s| s.coverage)
+            .fold(f64::INFINITY, f64::min);
+        let pool = stages::Pool {
+            index,
+            visible,
+            directory: req.directory,
+        };
+        if weakest.is_finite() {
+            let beyond = stages::out_of_reach_coverage(words, &masses, &pool, weakest);
+            passing.retain(|s| {
+                let kept = s.exact || s.coverage >= beyond - stages::COVERAGE_ROUNDING;
+                if !kept {
+                    let better = best_rejected
+                        .as_ref()
+                        .is_none_or(|(b, _)| s.coverage > b.coverage);
+                    if better {
+                        best_rejected = Some((*s, Gate::OutOfReach));
+                    }
+                }
+                kept
+            });
         }
     }
     passing.sort_by(|a, b| stages::order(a, b, index, rules));

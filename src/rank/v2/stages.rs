@@ -282,6 +282,10 @@ fn offered_by_connected_product(term: &str, pool: &Pool) -> bool {
     offered
 }
 
+/// The fields that name a tool or its product (a parameter name only says how to call it).
+const NAMING_FIELDS: u8 =
+    field::NAME_EXACT | field::NAME_PREFIX | field::NAME_SURFACE | field::LABEL;
+
 /// Stage 4, mass: which words say what the tool must do, and how much each weighs.
 pub fn mass(
     tokens: &[&QueryToken],
@@ -296,6 +300,7 @@ pub fn mass(
         .map(|(i, t)| {
             let idf = idf(pool.visible.len(), rec.df[i] as usize);
             let directory = pool.directory;
+            let mut named_anywhere = true;
             let role = Role::from_kind(t.kind).unwrap_or_else(|| {
                 let term = t.term.as_str();
                 let product = products.name_terms.iter().any(|n| n == term);
@@ -311,6 +316,7 @@ pub fn mass(
                 {
                     Role::Phrasing
                 } else if anywhere & field::STRUCTURAL != 0 {
+                    named_anywhere = anywhere & NAMING_FIELDS != 0;
                     Role::Capability
                 } else if anywhere != 0 {
                     Role::Prose
@@ -336,6 +342,9 @@ pub fn mass(
             } else {
                 1.0
             };
+            if !named_anywhere && rules.has(Rule::ParameterWords) {
+                share *= TAIL_SHARE;
+            }
             if role == Role::Capability
                 && rec.df[i] == 0
                 && rules.has(Rule::LackingCapability)
@@ -445,6 +454,86 @@ pub enum Gate {
     /// The request's actions all read and the tool's name's action writes (rule
     /// `ReadGetsNoWrite`).
     WriteForRead,
+    /// A tool of a connected product that the caller cannot use meets more of the query's
+    /// mass by its name alone than this tool does by everything (rule `OutOfReach`).
+    OutOfReach,
+}
+
+/// Rule `OutOfReach` (stage 6): the largest share of the query's mass that the name or label
+/// of one directory tool meets, among tools of products the caller has connected that the
+/// caller cannot reach (the pool has no visible tool of that name for that product). Only
+/// tools meeting more than `above` count. Public knowledge alone is read — the directory and
+/// the caller's own visible connectors — so a withheld tool weighs exactly as an absent one.
+pub fn out_of_reach_coverage(
+    words: &[&QueryToken],
+    masses: &[TermMass],
+    pool: &Pool,
+    above: f64,
+) -> f64 {
+    let Some(directory) = pool.directory else {
+        return 0.0;
+    };
+    let total: f64 = masses.iter().map(|m| m.mass).sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    let dir = &directory.index;
+    // Per directory tool, the query words its name or label meets (one bit each).
+    let mut met = vec![0u64; dir.len()];
+    let mut touched: Vec<DocId> = Vec::new();
+    let mut mark = |d: DocId, bit: u64| {
+        let m = &mut met[d as usize];
+        if *m == 0 {
+            touched.push(d);
+        }
+        *m |= bit;
+    };
+    for (i, (t, m)) in words.iter().zip(masses).enumerate().take(64) {
+        if m.mass <= 0.0 {
+            continue;
+        }
+        let bit = 1u64 << i;
+        dir.for_each_hit(&t.term, |d, f| {
+            if f & ANCHOR_FIELDS != 0 {
+                mark(d, bit);
+            }
+        });
+        dir.for_each_surface_hit(&t.text, |d| mark(d, bit));
+    }
+    // Directory connector → the caller's visible connector of the same label, if any.
+    let mut connected: Vec<Option<Option<u32>>> = vec![None; dir.labels().len()];
+    let mut best = 0.0;
+    for d in touched {
+        let bits = met[d as usize];
+        let share = masses
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .map(|(_, m)| m.mass)
+            .sum::<f64>()
+            / total;
+        if share <= above.max(best) {
+            continue;
+        }
+        let c = dir.connector_of(d) as usize;
+        let mine = *connected[c].get_or_insert_with(|| {
+            pool.index
+                .label_id(&dir.labels()[c].text)
+                .filter(|&p| pool.visible.has_connector(p))
+        });
+        let Some(mine) = mine else {
+            continue;
+        };
+        let reachable = pool
+            .index
+            .by_name(&dir.doc(d).name)
+            .into_iter()
+            .any(|v| pool.visible.contains(v) && pool.index.connector_of(v) == mine);
+        if !reachable {
+            best = share;
+        }
+    }
+    best
 }
 
 /// Coverage is a quotient of float sums: a tool covering exactly half of the mass may compute
