@@ -651,7 +651,8 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
             visible,
             directory: req.directory,
         };
-        if weakest.is_finite() {
+        // A tool out of reach can only beat a result that leaves some mass uncovered.
+        if weakest < 1.0 - stages::COVERAGE_ROUNDING {
             let beyond = stages::out_of_reach_coverage(words, &masses, &pool, weakest);
             passing.retain(|s| {
                 let kept = s.exact || s.coverage >= beyond - stages::COVERAGE_ROUNDING;

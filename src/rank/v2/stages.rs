@@ -478,10 +478,23 @@ pub fn out_of_reach_coverage(
         return 0.0;
     }
     let dir = &directory.index;
-    // Per directory tool, the query words its name or label meets (one bit each).
+    // Directory connector → the caller's visible connector of the same label, if any (found
+    // on first sight: a query meets few products).
+    let mut connected: Vec<Option<Option<u32>>> = vec![None; dir.labels().len()];
+    let mut mine = |c: u32| {
+        *connected[c as usize].get_or_insert_with(|| {
+            pool.index
+                .label_id(&dir.labels()[c as usize].text)
+                .filter(|&p| pool.visible.has_connector(p))
+        })
+    };
+    // Per directory tool of a connected product, the query words its name or label meets.
     let mut met = vec![0u64; dir.len()];
     let mut touched: Vec<DocId> = Vec::new();
     let mut mark = |d: DocId, bit: u64| {
+        if mine(dir.connector_of(d)).is_none() {
+            return;
+        }
         let m = &mut met[d as usize];
         if *m == 0 {
             touched.push(d);
@@ -500,8 +513,6 @@ pub fn out_of_reach_coverage(
         });
         dir.for_each_surface_hit(&t.text, |d| mark(d, bit));
     }
-    // Directory connector → the caller's visible connector of the same label, if any.
-    let mut connected: Vec<Option<Option<u32>>> = vec![None; dir.labels().len()];
     let mut best = 0.0;
     for d in touched {
         let bits = met[d as usize];
@@ -515,13 +526,7 @@ pub fn out_of_reach_coverage(
         if share <= above.max(best) {
             continue;
         }
-        let c = dir.connector_of(d) as usize;
-        let mine = *connected[c].get_or_insert_with(|| {
-            pool.index
-                .label_id(&dir.labels()[c].text)
-                .filter(|&p| pool.visible.has_connector(p))
-        });
-        let Some(mine) = mine else {
+        let Some(mine) = connected[dir.connector_of(d) as usize].flatten() else {
             continue;
         };
         let reachable = pool
