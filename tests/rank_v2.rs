@@ -190,7 +190,7 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
         },
     );
     assert!(whole.results.is_empty(), "the rule is what answers it");
-    // One sentence, two clauses: `and` before an action of the directory (`post`) joins steps.
+    // One sentence, two clauses: `and` joins steps.
     let a = ask(
         &pool,
         "Find the open pull requests of the repository and post a summary message to the engineering channel",

@@ -100,7 +100,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::LackingCapability, "lacking_capability", "a capability word no visible tool covers carries LACKING_SHARE of its IDF, unless the directory shows a connected product offering it (that tool is out of reach: full mass)"),
     (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
     (Rule::SentenceSteps, "sentence_steps", "a request of several sentences that no tool answers whole is a task of several steps: each sentence is asked on its own, under the same floor, and their answers interleaved"),
-    (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, where a comma or `and` / `then` is followed by an action of the directory (a name's first term for tools of MIN_ACTION_CONNECTORS products)"),
+    (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, split at every comma and joining word (`and`, `then`), never inside quotes"),
     (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name than the result does by everything: the request asks for that tool"),
     (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
 ];
@@ -134,15 +134,10 @@ impl Rules {
 /// the gateway has, and which products a query names. Never a source of results.
 pub struct Directory {
     pub(crate) index: Index,
-    /// What its tools' names say about actions (see [`Directory::action`] and
-    /// [`Directory::is_action`]); found on first use, in one pass over the names.
+    /// What its tools' annotations say about actions (see [`Directory::action`]); found on
+    /// first use, in one pass over the names.
     actions: std::sync::OnceLock<Actions>,
 }
-
-/// An action term begins the names (past the product's label words) of tools of at least
-/// this many products: a shared verb of the tools' language (`list`, `summar`), not one
-/// product's own noun (`atlas`).
-pub const MIN_ACTION_CONNECTORS: usize = 2;
 
 /// What an action does, by the directory's annotations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,36 +146,30 @@ pub enum Action {
     Writes,
 }
 
-/// The directory's actions, from each tool's name's action term ([`stages::action_term`]).
+/// The directory's actions its annotations class, from each tool's name's action term
+/// ([`stages::action_term`]).
 #[derive(Default)]
 struct Actions {
-    /// The actions its annotations class.
     classes: std::collections::HashMap<String, Action>,
-    /// The actions that begin names of tools of [`MIN_ACTION_CONNECTORS`] products or more.
-    shared: std::collections::HashSet<String>,
 }
 
 impl Actions {
     fn of(index: &Index) -> Actions {
-        // Per action: (annotated tools named for it, of them read-only), and its products.
-        let mut counts: std::collections::HashMap<String, (u32, u32, Vec<u32>)> =
-            Default::default();
+        // Per action: annotated tools named for it, and of them the read-only ones.
+        let mut counts: std::collections::HashMap<String, (u32, u32)> = Default::default();
         for (id, doc) in index.docs().iter().enumerate() {
+            let Some(read_only) = doc.read_only else {
+                continue;
+            };
             let Some(action) = stages::action_term(index, id as DocId) else {
                 continue;
             };
             let e = counts.entry(action).or_default();
-            if let Some(read_only) = doc.read_only {
-                e.0 += 1;
-                e.1 += u32::from(read_only);
-            }
-            let c = index.connector_of(id as DocId);
-            if !e.2.contains(&c) {
-                e.2.push(c);
-            }
+            e.0 += 1;
+            e.1 += u32::from(read_only);
         }
         let mut out = Actions::default();
-        for (action, (n, read, products)) in counts {
+        for (action, (n, read)) in counts {
             let class = match read {
                 _ if n < MIN_ACTION_ANNOTATED => None,
                 0 => Some(Action::Writes),
@@ -188,10 +177,7 @@ impl Actions {
                 _ => None,
             };
             if let Some(class) = class {
-                out.classes.insert(action.clone(), class);
-            }
-            if products.len() >= MIN_ACTION_CONNECTORS {
-                out.shared.insert(action);
+                out.classes.insert(action, class);
             }
         }
         out
@@ -214,12 +200,6 @@ impl Directory {
     /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
     pub fn action(&self, term: &str) -> Option<Action> {
         self.actions().classes.get(term).copied()
-    }
-
-    /// Whether `term` (a stem) begins, past the product's label words, the names of tools of
-    /// at least [`MIN_ACTION_CONNECTORS`] products of the directory.
-    pub fn is_action(&self, term: &str) -> bool {
-        self.actions().shared.contains(term)
     }
 
     /// Its index compiled (see [`compiled`]).
@@ -504,14 +484,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     if !req.rules.has(Rule::SentenceSteps) || !unanswered(&whole) {
         return whole;
     }
-    let opens_clause = req
-        .directory
-        .filter(|_| req.rules.has(Rule::ClauseSteps))
-        .map(|d| move |word: &str| d.is_action(&text::stem(word)));
-    let steps = query::steps(
-        req.query,
-        opens_clause.as_ref().map(|f| f as &dyn Fn(&str) -> bool),
-    );
+    let steps = query::steps(req.query, req.rules.has(Rule::ClauseSteps));
     if steps.len() < 2 {
         return whole;
     }

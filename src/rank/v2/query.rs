@@ -165,12 +165,10 @@ fn mark_frames(tokens: &mut [QueryToken]) {
 pub const STEP_JOINS: &[&str] = &["and", "then"];
 
 /// The steps of a task: its sentences (words ending in `.`, `!`, `?` or `;`, so
-/// `www.baidu.com` and `3.5` end none) and, with `opens_clause`, each sentence's clauses: a
-/// comma or a joining word (dropped) ends one where the next word that is not a joining word
-/// opens a clause (`opens_clause` of its lowercase text: an action, `find the repos and
-/// summarize them`, not `incidents and alerts`). Quoted text is one word and never split. Each
-/// step is a slice of the query, the empty ones dropped.
-pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) -> Vec<&'q str> {
+/// `www.baidu.com` and `3.5` end none) and, with `clauses`, each sentence's clauses: a comma
+/// or a joining word (dropped) ends one (`find the repos and summarize them`). Quoted text is
+/// one word and never split. Each step is a slice of the query, the empty ones dropped.
+pub fn steps(query: &str, clauses: bool) -> Vec<&str> {
     struct Word {
         start: usize,
         end: usize,
@@ -196,16 +194,6 @@ pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) ->
             }
         })
         .collect();
-    let joins = |w: &Word| !w.quoted && STEP_JOINS.contains(&w.bare.as_str());
-    // Whether a clause opens at word `i`, joining words skipped.
-    let opens_at = |i: usize| {
-        opens_clause.is_some_and(|opens| {
-            words[i..]
-                .iter()
-                .find(|w| !joins(w))
-                .is_some_and(|w| !w.quoted && opens(&w.bare))
-        })
-    };
     let mut out = Vec::new();
     let mut span: Option<(usize, usize)> = None;
     let mut close = |span: &mut Option<(usize, usize)>| {
@@ -216,18 +204,15 @@ pub fn steps<'q>(query: &'q str, opens_clause: Option<&dyn Fn(&str) -> bool>) ->
             }
         }
     };
-    let mut splitting = false;
-    for (i, w) in words.iter().enumerate() {
-        if joins(w) && (splitting || opens_at(i)) {
+    for w in &words {
+        if clauses && !w.quoted && STEP_JOINS.contains(&w.bare.as_str()) {
             close(&mut span);
-            splitting = true;
             continue;
         }
-        splitting = false;
         span = Some((span.map_or(w.start, |(a, _)| a), w.end));
         let text = without_closers(&query[w.start..w.end]);
         let sentence_ends = text.ends_with(['.', '!', '?', ';']);
-        if !w.quoted && (sentence_ends || text.ends_with(',') && opens_at(i + 1)) {
+        if !w.quoted && (sentence_ends || clauses && text.ends_with(',')) {
             close(&mut span);
         }
     }
@@ -419,10 +404,10 @@ mod tests {
     }
 
     #[test]
-    fn steps_are_sentences_and_clauses_an_action_opens_never_inside_quotes() {
+    fn steps_are_sentences_and_clauses_never_inside_quotes() {
         let q = "Find the trending repos. For the top one, read www.example.com/a.md! Then save v3.5; done?";
         assert_eq!(
-            steps(q, None),
+            steps(q, false),
             [
                 "Find the trending repos.",
                 "For the top one, read www.example.com/a.md!",
@@ -430,9 +415,8 @@ mod tests {
                 "done?"
             ]
         );
-        let action = |w: &str| ["find", "read", "save", "page", "summarize"].contains(&w);
         assert_eq!(
-            steps(q, Some(&action)),
+            steps(q, true),
             [
                 "Find the trending repos.",
                 "For the top one,",
@@ -443,23 +427,25 @@ mod tests {
         );
         let q = r#"create an incident titled "db down, and read it" and page the on-call"#;
         assert_eq!(
-            steps(q, Some(&action)),
+            steps(q, true),
             [
                 r#"create an incident titled "db down, and read it""#,
                 "page the on-call"
             ]
         );
-        // No action after the joining word: one clause.
+        // A run of joining words and commas is one boundary.
         let q = "list the incidents and alerts, with their status, and then summarize them";
         assert_eq!(
-            steps(q, Some(&action)),
+            steps(q, true),
             [
-                "list the incidents and alerts, with their status,",
+                "list the incidents",
+                "alerts,",
+                "with their status,",
                 "summarize them"
             ]
         );
-        assert_eq!(steps("list incidents", Some(&action)), ["list incidents"]);
-        assert_eq!(steps(" . , ! ", Some(&action)), Vec::<&str>::new());
+        assert_eq!(steps("list incidents", true), ["list incidents"]);
+        assert_eq!(steps(" . , ! and ", true), Vec::<&str>::new());
     }
 
     #[test]
