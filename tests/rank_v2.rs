@@ -592,6 +592,43 @@ fn a_tool_out_of_reach_is_not_answered_by_its_sibling() {
         .collect();
     let a = ask(&renamed, query);
     assert!(!a.results.is_empty());
+
+    // Names against names: a sibling whose description mentions the action does not answer
+    // for the tool named for it.
+    let tool = |name: &str, description: &str| ToolDoc {
+        name: name.into(),
+        connector: "Hooli".into(),
+        description: description.into(),
+        input_schema:
+            serde_json::json!({"type": "object", "properties": {"widget_id": {"type": "string"}}})
+                .into(),
+        destructive: false,
+        read_only: None,
+        notes: Vec::new(),
+    };
+    let update = tool(
+        "update_widget",
+        "Update a widget. Set archived to delete the widget.",
+    );
+    let delete = tool("delete_widget", "Delete a widget for good.");
+    let directory = v2::Directory::build(vec![update.clone(), delete]);
+    let index = Index::build(vec![update]);
+    let req = Request {
+        explain: true,
+        directory: Some(&directory),
+        ..Request::new("delete the widget 42")
+    };
+    let a = v2::search(&index, &Visible::all(&index), &req);
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+    let off = v2::search(
+        &index,
+        &Visible::all(&index),
+        &Request {
+            rules: v2::Rules::SHIPPED.without(v2::Rule::OutOfReach),
+            ..req
+        },
+    );
+    assert_eq!(names(&off), ["update_widget"]);
 }
 
 /// Rule 21 (`parameter_words`): a word only parameter names have (no tool name or label)

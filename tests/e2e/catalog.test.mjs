@@ -147,8 +147,15 @@ describe("catalog: listings per member (TypeScript SDK)", () => {
     assert.match(gh.description, /Frozen: owner = "acme"\./);
     assert.equal(gh.inputSchema.properties.connection, undefined, "GitHub has one connection: not merged");
     // delete tools are withheld from the analyst role.
-    const del = await clients.dana.callTool({ name: "search_tools", arguments: { query: "delete notion block", limit: 25 } }, undefined, requestOptions);
+    const del = await clients.dana.callTool({ name: "search_tools", arguments: { query: "delete notion block", limit: 25, explain: true } }, undefined, requestOptions);
     assert.ok(del.structuredContent.results.every((h) => !/delete/i.test(h.name)), `no delete tool: ${del.structuredContent.results.map((h) => h.name)}`);
+    // Rule out_of_reach: Notion's delete tool is out of dana's reach, so its siblings that
+    // only retrieve or update a block do not answer for it, and the reason names no tool.
+    assert.deepEqual(del.structuredContent.results.map((h) => h.name), [], "no sibling answers for the withheld delete tool");
+    const why = del.structuredContent.explanation;
+    assert.deepEqual(why.why, { kind: "rejected", gate: "out_of_reach" });
+    assert.match(why.reason, /not among the tools you can use/);
+    assert.ok(!JSON.stringify(del.structuredContent).includes("API-delete-a-block"), "the withheld tool is never named");
   });
 
   test("dana: account labels and frozen values in descriptions stay searchable; scaffolding words do not", async () => {

@@ -101,7 +101,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ReadGetsNoWrite, "read_gets_no_write", "a request whose actions all read (by the directory's readOnlyHint annotations of tools named for them) gets no tool whose name's action writes, unless it asks for that action"),
     (Rule::SentenceSteps, "sentence_steps", "a request of several sentences that no tool answers whole is a task of several steps: each sentence is asked on its own, under the same floor, and their answers interleaved"),
     (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, split at every comma and joining word (`and`, `then`), never inside quotes"),
-    (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name than the result does by everything: the request asks for that tool"),
+    (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name and label than the result's name and label do: the request asks for that tool"),
     (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
 ];
 
@@ -617,18 +617,20 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
         let weakest = passing
             .iter()
             .filter(|s| !s.exact)
-            .map(|s| s.coverage)
+            .map(|s| s.name_coverage)
             .fold(f64::INFINITY, f64::min);
         let pool = stages::Pool {
             index,
             visible,
             directory: req.directory,
         };
-        // A tool out of reach can only beat a result that leaves some mass uncovered.
+        // Names against names: a description mentions other actions (`archived: true
+        // deletes the block`), a name says what the tool does. A tool out of reach can only
+        // beat a result whose name leaves some mass unmet.
         if weakest < 1.0 - stages::COVERAGE_ROUNDING {
             let beyond = stages::out_of_reach_coverage(words, &masses, &pool, weakest);
             passing.retain(|s| {
-                let kept = s.exact || s.coverage >= beyond - stages::COVERAGE_ROUNDING;
+                let kept = s.exact || s.name_coverage >= beyond - stages::COVERAGE_ROUNDING;
                 if !kept {
                     let better = best_rejected
                         .as_ref()

@@ -455,7 +455,7 @@ pub enum Gate {
     /// `ReadGetsNoWrite`).
     WriteForRead,
     /// A tool of a connected product that the caller cannot use meets more of the query's
-    /// mass by its name alone than this tool does by everything (rule `OutOfReach`).
+    /// mass by its name and label than this tool's name and label do (rule `OutOfReach`).
     OutOfReach,
 }
 
