@@ -197,6 +197,23 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
     );
     assert_eq!(names(&a)[..2], ["list_pull_requests", "slack_post_message"]);
     assert_eq!(a.explanation.unwrap().answered_by_steps.len(), 2);
+    // Rule 22: a whole answer with room left is followed by the steps' answers.
+    let task = "list the open pull requests and post a message to the engineering channel";
+    let a = ask(&pool, task);
+    let got = names(&a);
+    assert_eq!(got.first(), Some(&"slack_post_message"), "{got:?}");
+    assert!(got.contains(&"list_pull_requests"), "{got:?}");
+    assert_eq!(
+        a.explanation.unwrap().answered_by_steps,
+        ["list the open pull requests"]
+    );
+    let whole_only = ask_under(
+        &pool,
+        task,
+        v2::Rules::SHIPPED.without(v2::Rule::StepsAfterWhole),
+    );
+    assert!(!names(&whole_only).contains(&"list_pull_requests"));
+    assert_eq!(names(&whole_only)[0], "slack_post_message");
     // Steps past MAX_STEPS are not asked.
     let steps = [
         "Post a message to the channel.",
@@ -611,15 +628,30 @@ fn a_tool_out_of_reach_is_not_answered_by_its_sibling() {
         "Update a widget. Set archived to delete the widget.",
     );
     let delete = tool("delete_widget", "Delete a widget for good.");
-    let directory = v2::Directory::build(vec![update.clone(), delete]);
+    let hooli = v2::Directory::build(vec![update.clone(), delete]);
     let index = Index::build(vec![update]);
     let req = Request {
         explain: true,
-        directory: Some(&directory),
+        directory: Some(&hooli),
         ..Request::new("delete the widget 42")
     };
-    let a = v2::search(&index, &Visible::all(&index), &req);
+    // One caller's view asked under two directories: each directory's own tools count (the
+    // view keeps what it found for the first, and never serves it for the second).
+    let visible = Visible::all(&index);
+    let elsewhere = Request {
+        directory: Some(directory()),
+        ..req
+    };
+    assert_eq!(
+        names(&v2::search(&index, &visible, &elsewhere)),
+        ["update_widget"]
+    );
+    let a = v2::search(&index, &visible, &req);
     assert!(a.results.is_empty(), "{:?}", names(&a));
+    assert_eq!(
+        names(&v2::search(&index, &visible, &elsewhere)),
+        ["update_widget"]
+    );
     let off = v2::search(
         &index,
         &Visible::all(&index),

@@ -549,20 +549,30 @@ impl Index {
 
     /// Tools whose whole name is this text (case-insensitive).
     pub fn by_name(&self, name: &str) -> Vec<DocId> {
+        self.named(name).collect()
+    }
+
+    /// [`Index::by_name`] without collecting.
+    pub fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = DocId> + 'a {
         let name = name.trim();
         let hash = name_hash(name);
         let start = self.by_name.partition_point(|&(h, _)| h < hash);
         self.by_name[start..]
             .iter()
-            .take_while(|&&(h, _)| h == hash)
+            .take_while(move |&&(h, _)| h == hash)
             .map(|&(_, d)| d)
-            .filter(|&d| same_lowercase(&self.docs[d as usize].name, name))
-            .collect()
+            .filter(move |&d| same_lowercase(&self.docs[d as usize].name, name))
     }
 
     /// Calls `hit(doc, field bit)` for every tool that has the term in some field; a name
     /// matched by prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
-    pub fn for_each_hit(&self, term: &str, mut hit: impl FnMut(DocId, u8)) {
+    pub fn for_each_hit(&self, term: &str, hit: impl FnMut(DocId, u8)) {
+        self.for_each_hit_in(term, u8::MAX, hit);
+    }
+
+    /// [`Index::for_each_hit`] over the given fields only (a bit set of [`field`]): the lists
+    /// of the others are not walked.
+    pub fn for_each_hit_in(&self, term: &str, fields: u8, mut hit: impl FnMut(DocId, u8)) {
         if let Some(t) = self.terms.find(term) {
             for (k, bit) in [
                 (NAME_LIST, field::NAME_EXACT),
@@ -570,10 +580,15 @@ impl Index {
                 (PARAM_LIST, field::PARAM),
                 (PROSE_LIST, field::PROSE),
             ] {
-                self.terms.list(t, k).iter().for_each(|&d| hit(d, bit));
+                if fields & bit != 0 {
+                    self.terms.list(t, k).iter().for_each(|&d| hit(d, bit));
+                }
             }
         }
-        if term.len() < MIN_PREFIX_LEN || !term.bytes().all(|b| b.is_ascii_lowercase()) {
+        if fields & field::NAME_PREFIX == 0
+            || term.len() < MIN_PREFIX_LEN
+            || !term.bytes().all(|b| b.is_ascii_lowercase())
+        {
             return;
         }
         // Name tokens the term is a prefix of (`repo` → `repository`).

@@ -77,6 +77,7 @@ pub enum Rule {
     ClauseSteps,
     OutOfReach,
     ParameterWords,
+    StepsAfterWhole,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -103,6 +104,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ClauseSteps, "clause_steps", "with sentence_steps: a sentence's clauses are steps too, split at every comma and joining word (`and`, `then`), never inside quotes"),
     (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name and label than the result's name and label do: the request asks for that tool"),
     (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
+    (Rule::StepsAfterWhole, "steps_after_whole", "with sentence_steps: a request of several steps that the whole answers with fewer tools than the limit gets its steps' answers after the whole's"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -137,6 +139,15 @@ pub struct Directory {
     /// What its tools' annotations say about actions (see [`Directory::action`]); found on
     /// first use, in one pass over the names.
     actions: std::sync::OnceLock<Actions>,
+    /// Tells directories apart for what a [`Visible`] keeps of one (rule `OutOfReach`).
+    id: u64,
+}
+
+/// Ids of directories built in this process (never reused, unlike addresses).
+static NEXT_DIRECTORY_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_directory_id() -> u64 {
+    NEXT_DIRECTORY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// What an action does, by the directory's annotations.
@@ -189,6 +200,7 @@ impl Directory {
         Directory {
             index: Index::build(tools),
             actions: std::sync::OnceLock::new(),
+            id: next_directory_id(),
         }
     }
 
@@ -215,6 +227,7 @@ impl Directory {
         Ok(Directory {
             index: Index::from_compiled(bytes, tools)?,
             actions: std::sync::OnceLock::new(),
+            id: next_directory_id(),
         })
     }
 }
@@ -225,6 +238,60 @@ pub struct Visible {
     bits: Vec<u64>,
     count: usize,
     connectors: Vec<bool>,
+    /// Rule `OutOfReach`: for one directory (by id), which of its tools belong to a product
+    /// the caller has connected but are out of the caller's reach; found on first use.
+    out_of_reach: std::sync::OnceLock<(u64, OutOfReach)>,
+}
+
+/// A directory's tools out of a caller's reach (see [`Visible::out_of_reach`]).
+#[derive(Clone, Debug, Default)]
+pub struct OutOfReach {
+    bits: Vec<u64>,
+    any: bool,
+}
+
+impl OutOfReach {
+    /// Directory tools of products the caller has connected (same label as a visible
+    /// connector) with no visible tool of that name for that product.
+    fn of(index: &Index, visible: &Visible, directory: &Directory) -> OutOfReach {
+        let dir = &directory.index;
+        let mine: Vec<Option<u32>> = dir
+            .labels()
+            .iter()
+            .map(|l| {
+                index
+                    .label_id(&l.text)
+                    .filter(|&c| visible.has_connector(c))
+            })
+            .collect();
+        let mut out = OutOfReach {
+            bits: vec![0; dir.len().div_ceil(64)],
+            any: false,
+        };
+        for d in 0..dir.len() as DocId {
+            let Some(c) = mine[dir.connector_of(d) as usize] else {
+                continue;
+            };
+            let reachable = index
+                .named(&dir.doc(d).name)
+                .any(|v| visible.contains(v) && index.connector_of(v) == c);
+            if !reachable {
+                out.bits[d as usize / 64] |= 1 << (d % 64);
+                out.any = true;
+            }
+        }
+        out
+    }
+
+    pub fn any(&self) -> bool {
+        self.any
+    }
+
+    pub fn contains(&self, d: DocId) -> bool {
+        self.bits
+            .get(d as usize / 64)
+            .is_some_and(|w| w & (1 << (d % 64)) != 0)
+    }
 }
 
 impl Visible {
@@ -237,6 +304,7 @@ impl Visible {
             bits: vec![0; n.div_ceil(64)],
             count: 0,
             connectors: vec![false; index.labels().len()],
+            out_of_reach: std::sync::OnceLock::new(),
         };
         for id in ids {
             let i = id as usize;
@@ -262,6 +330,23 @@ impl Visible {
     }
     pub fn has_connector(&self, c: u32) -> bool {
         self.connectors.get(c as usize).copied().unwrap_or(false)
+    }
+
+    /// The directory's tools out of this caller's reach (`index` is the one this was made
+    /// for), kept for the first directory asked about: a member's searches share it.
+    pub fn out_of_reach(
+        &self,
+        index: &Index,
+        directory: &Directory,
+    ) -> std::borrow::Cow<'_, OutOfReach> {
+        let (id, kept) = self
+            .out_of_reach
+            .get_or_init(|| (directory.id, OutOfReach::of(index, self, directory)));
+        if *id == directory.id {
+            std::borrow::Cow::Borrowed(kept)
+        } else {
+            std::borrow::Cow::Owned(OutOfReach::of(index, self, directory))
+        }
     }
 }
 
@@ -481,7 +566,11 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
                     )
             })
     };
-    if !req.rules.has(Rule::SentenceSteps) || !unanswered(&whole) {
+    // Rule `StepsAfterWhole`: a whole answer that leaves room is followed by its steps' answers.
+    let partial = req.rules.has(Rule::StepsAfterWhole)
+        && !whole.results.is_empty()
+        && whole.results.len() < req.limit.get();
+    if !req.rules.has(Rule::SentenceSteps) || !(unanswered(&whole) || partial) {
         return whole;
     }
     let steps = query::steps(req.query, req.rules.has(Rule::ClauseSteps));
@@ -494,7 +583,7 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
         .take(MAX_STEPS)
         .map(|s| search_request(index, visible, &Request { query: s, ..*req }))
         .collect();
-    let mut results: Vec<Hit> = Vec::new();
+    let mut results: Vec<Hit> = whole.results.clone();
     let mut answered_by = Vec::new();
     let longest = answers.iter().map(|a| a.results.len()).max().unwrap_or(0);
     for k in 0..longest {

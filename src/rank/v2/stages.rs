@@ -269,8 +269,9 @@ fn offered_by_connected_product(term: &str, pool: &Pool) -> bool {
         return false;
     };
     let mut offered = false;
-    directory.index.for_each_hit(term, |d, f| {
-        if offered || f & (field::NAME_EXACT | field::NAME_PREFIX | field::PARAM) == 0 {
+    let fields = field::NAME_EXACT | field::NAME_PREFIX | field::PARAM;
+    directory.index.for_each_hit_in(term, fields, |d, _| {
+        if offered {
             return;
         }
         let label = &directory.index.labels()[directory.index.connector_of(d) as usize];
@@ -477,22 +478,16 @@ pub fn out_of_reach_coverage(
     if total <= 0.0 {
         return 0.0;
     }
+    let out = pool.visible.out_of_reach(pool.index, directory);
+    if !out.any() {
+        return 0.0;
+    }
     let dir = &directory.index;
-    // Directory connector → the caller's visible connector of the same label, if any (found
-    // on first sight: a query meets few products).
-    let mut connected: Vec<Option<Option<u32>>> = vec![None; dir.labels().len()];
-    let mut mine = |c: u32| {
-        *connected[c as usize].get_or_insert_with(|| {
-            pool.index
-                .label_id(&dir.labels()[c as usize].text)
-                .filter(|&p| pool.visible.has_connector(p))
-        })
-    };
-    // Per directory tool of a connected product, the query words its name or label meets.
+    // Per tool out of reach, the query words its name or label meets.
     let mut met = vec![0u64; dir.len()];
     let mut touched: Vec<DocId> = Vec::new();
     let mut mark = |d: DocId, bit: u64| {
-        if mine(dir.connector_of(d)).is_none() {
+        if !out.contains(d) {
             return;
         }
         let m = &mut met[d as usize];
@@ -506,14 +501,10 @@ pub fn out_of_reach_coverage(
             continue;
         }
         let bit = 1u64 << i;
-        dir.for_each_hit(&t.term, |d, f| {
-            if f & ANCHOR_FIELDS != 0 {
-                mark(d, bit);
-            }
-        });
+        dir.for_each_hit_in(&t.term, ANCHOR_FIELDS, |d, _| mark(d, bit));
         dir.for_each_surface_hit(&t.text, |d| mark(d, bit));
     }
-    let mut best = 0.0;
+    let mut best = 0.0f64;
     for d in touched {
         let bits = met[d as usize];
         let share = masses
@@ -523,22 +514,13 @@ pub fn out_of_reach_coverage(
             .map(|(_, m)| m.mass)
             .sum::<f64>()
             / total;
-        if share <= above.max(best) {
-            continue;
-        }
-        let Some(mine) = connected[dir.connector_of(d) as usize].flatten() else {
-            continue;
-        };
-        let reachable = pool
-            .index
-            .by_name(&dir.doc(d).name)
-            .into_iter()
-            .any(|v| pool.visible.contains(v) && pool.index.connector_of(v) == mine);
-        if !reachable {
-            best = share;
-        }
+        best = best.max(share);
     }
-    best
+    if best > above {
+        best
+    } else {
+        0.0
+    }
 }
 
 /// Coverage is a quotient of float sums: a tool covering exactly half of the mass may compute
