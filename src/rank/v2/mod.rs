@@ -48,6 +48,8 @@ pub const LACKING_SHARE: f64 = 0.5;
 pub const MIN_ACTION_ANNOTATED: u32 = 3;
 /// Distinct query terms looked at; the rest of a longer query is ignored (and explained).
 pub const MAX_QUERY_TERMS: usize = 48;
+// Rule `OutOfReach` keeps the words a tool meets as bits of a `u64`.
+const _: () = assert!(MAX_QUERY_TERMS <= 64);
 /// Rules 18 and 19 ask at most this many steps of a task (the rest are ignored): a request
 /// of many short sentences costs at most this many searches more.
 pub const MAX_STEPS: usize = 8;

@@ -496,6 +496,7 @@ pub fn out_of_reach_coverage(
         }
         *m |= bit;
     };
+    // At most MAX_QUERY_TERMS (≤ 64) words reach here; more would share no bit.
     for (i, (t, m)) in words.iter().zip(masses).enumerate().take(64) {
         if m.mass <= 0.0 {
             continue;
@@ -510,6 +511,7 @@ pub fn out_of_reach_coverage(
         let share = masses
             .iter()
             .enumerate()
+            .take(64)
             .filter(|(i, _)| bits & (1 << i) != 0)
             .map(|(_, m)| m.mass)
             .sum::<f64>()
