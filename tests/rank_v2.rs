@@ -32,13 +32,32 @@ fn pool_of(connectors: &[&str]) -> Vec<ToolDoc> {
 }
 
 fn ask(pool: &[ToolDoc], query: &str) -> v2::Answer {
+    ask_under(pool, query, v2::Rules::SHIPPED)
+}
+
+/// [`ask`] under other rules.
+fn ask_under(pool: &[ToolDoc], query: &str, rules: v2::Rules) -> v2::Answer {
     let index = Index::build(pool.to_vec());
     let req = Request {
         explain: true,
         directory: Some(directory()),
+        rules,
         ..Request::new(query)
     };
     v2::search(&index, &Visible::all(&index), &req)
+}
+
+/// A tool written for a test: no parameters, not destructive.
+fn tool(connector: &str, name: &str, description: &str, read_only: Option<bool>) -> ToolDoc {
+    ToolDoc {
+        name: name.into(),
+        connector: connector.into(),
+        description: description.into(),
+        input_schema: serde_json::json!({"type": "object"}).into(),
+        destructive: false,
+        read_only,
+        notes: Vec::new(),
+    }
 }
 
 fn names(a: &v2::Answer) -> Vec<&str> {
@@ -48,15 +67,12 @@ fn names(a: &v2::Answer) -> Vec<&str> {
 #[test]
 fn the_seed_incident_is_empty_and_explained() {
     let mut pool = pool_of(&["Notion"]);
-    pool.push(ToolDoc {
-        name: "list_all_notion_users".into(),
-        connector: "Notion".into(),
-        description: "List all users of the Notion workspace.".into(),
-        input_schema: serde_json::json!({"type": "object"}).into(),
-        destructive: false,
-        read_only: None,
-        notes: Vec::new(),
-    });
+    pool.push(tool(
+        "Notion",
+        "list_all_notion_users",
+        "List all users of the Notion workspace.",
+        None,
+    ));
     let a = ask(&pool, "list_all_cal_com_schedules");
     assert!(a.results.is_empty(), "{:?}", names(&a));
     let ex = a.explanation.unwrap();
@@ -179,15 +195,10 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
     assert!(ex.why.is_none());
     // Each result passed the floor in its own sentence.
     assert!(a.results.iter().all(|r| r.coverage >= v2::FLOOR));
-    let index = Index::build(pool.clone());
-    let whole = v2::search(
-        &index,
-        &Visible::all(&index),
-        &Request {
-            directory: Some(directory()),
-            rules: v2::Rules::SHIPPED.without(v2::Rule::SentenceSteps),
-            ..Request::new(task)
-        },
+    let whole = ask_under(
+        &pool,
+        task,
+        v2::Rules::SHIPPED.without(v2::Rule::SentenceSteps),
     );
     assert!(whole.results.is_empty(), "the rule is what answers it");
     // One sentence, two clauses: `and` joins steps.
@@ -227,6 +238,7 @@ fn a_task_of_several_sentences_is_answered_step_by_step() {
         "Create an incident.",
     ];
     let task = steps.join(" ");
+    let index = Index::build(pool.clone());
     let a = v2::search(
         &index,
         &Visible::all(&index),
@@ -283,16 +295,7 @@ fn a_request_frame_carries_no_mass_even_where_a_tool_name_has_it() {
 fn the_product_slot_rule_reads_the_final_in_phrase_only() {
     let pool = pool_of(&["Slack", "Notion", "GitHub", "Jira"]);
     let with = v2::Rules::SHIPPED.with(v2::Rule::ProductSlot);
-    let ask_with = |q: &str, rules: v2::Rules| {
-        let index = Index::build(pool.clone());
-        let req = Request {
-            explain: true,
-            directory: Some(directory()),
-            rules,
-            ..Request::new(q)
-        };
-        v2::search(&index, &Visible::all(&index), &req)
-    };
+    let ask_with = |q: &str, rules: v2::Rules| ask_under(&pool, q, rules);
     let slot = ask_with("list the open issues in zorblax", with);
     assert!(slot.results.is_empty(), "{:?}", names(&slot));
     let why = slot.explanation.unwrap().why.unwrap();
@@ -459,25 +462,32 @@ proptest! {
 /// request to create still does, and the rule off answers the read with it.
 #[test]
 fn a_request_to_read_gets_no_tool_whose_action_writes() {
-    let tool = |connector: &str, name: &str, read_only: Option<bool>| ToolDoc {
-        name: name.into(),
-        connector: connector.into(),
-        description: format!("{name} of the {connector} account.").into(),
-        input_schema: serde_json::json!({"type": "object"}).into(),
-        destructive: false,
-        read_only,
-        notes: Vec::new(),
+    let account_tool = |connector: &str, name: &str, read_only: Option<bool>| {
+        let description = format!("{name} of the {connector} account.");
+        tool(connector, name, &description, read_only)
     };
     let mut known = Vec::new();
     for (i, object) in ["page", "task", "deal"].iter().enumerate() {
         let connector = ["Acme", "Globex", "Initech"][i];
-        known.push(tool(connector, &format!("get_{object}"), Some(true)));
-        known.push(tool(connector, &format!("list_{object}s"), Some(true)));
-        known.push(tool(connector, &format!("create_{object}"), Some(false)));
+        known.push(account_tool(
+            connector,
+            &format!("get_{object}"),
+            Some(true),
+        ));
+        known.push(account_tool(
+            connector,
+            &format!("list_{object}s"),
+            Some(true),
+        ));
+        known.push(account_tool(
+            connector,
+            &format!("create_{object}"),
+            Some(false),
+        ));
     }
     let pool = vec![
-        tool("Hooli", "create_alert_grouping_setting", None),
-        tool("Hooli", "get_incident", None),
+        account_tool("Hooli", "create_alert_grouping_setting", None),
+        account_tool("Hooli", "get_incident", None),
     ];
     known.extend(pool.iter().cloned());
     let directory = v2::Directory::build(known);
@@ -521,17 +531,6 @@ fn a_request_to_read_gets_no_tool_whose_action_writes() {
     };
     let a = v2::search(&index, &Visible::all(&index), &req);
     assert_eq!(names(&a), ["create_alert_grouping_setting"]);
-}
-
-fn ask_under(pool: &[ToolDoc], query: &str, rules: v2::Rules) -> v2::Answer {
-    let index = Index::build(pool.to_vec());
-    let req = Request {
-        explain: true,
-        directory: Some(directory()),
-        rules,
-        ..Request::new(query)
-    };
-    v2::search(&index, &Visible::all(&index), &req)
 }
 
 /// Rule 20 (`out_of_reach`): when the tool a request asks for belongs to a connected product
@@ -612,22 +611,12 @@ fn a_tool_out_of_reach_is_not_answered_by_its_sibling() {
 
     // Names against names: a sibling whose description mentions the action does not answer
     // for the tool named for it.
-    let tool = |name: &str, description: &str| ToolDoc {
-        name: name.into(),
-        connector: "Hooli".into(),
-        description: description.into(),
-        input_schema:
-            serde_json::json!({"type": "object", "properties": {"widget_id": {"type": "string"}}})
-                .into(),
-        destructive: false,
-        read_only: None,
-        notes: Vec::new(),
-    };
-    let update = tool(
+    let widget_tool = |name: &str, description: &str| tool("Hooli", name, description, None);
+    let update = widget_tool(
         "update_widget",
         "Update a widget. Set archived to delete the widget.",
     );
-    let delete = tool("delete_widget", "Delete a widget for good.");
+    let delete = widget_tool("delete_widget", "Delete a widget for good.");
     let hooli = v2::Directory::build(vec![update.clone(), delete]);
     let index = Index::build(vec![update]);
     let req = Request {

@@ -138,9 +138,8 @@ impl Rules {
 /// the gateway has, and which products a query names. Never a source of results.
 pub struct Directory {
     pub(crate) index: Index,
-    /// What its tools' annotations say about actions (see [`Directory::action`]); found on
-    /// first use, in one pass over the names.
-    actions: std::sync::OnceLock<Actions>,
+    /// The actions its annotations class (see [`Directory::action`]); found on first use.
+    actions: std::sync::OnceLock<std::collections::HashMap<String, Action>>,
     /// Tells directories apart for what a [`Visible`] keeps of one (rule `OutOfReach`).
     id: u64,
 }
@@ -159,42 +158,34 @@ pub enum Action {
     Writes,
 }
 
-/// The directory's actions its annotations class, from each tool's name's action term
-/// ([`stages::action_term`]).
-#[derive(Default)]
-struct Actions {
-    classes: std::collections::HashMap<String, Action>,
-}
-
-impl Actions {
-    fn of(index: &Index) -> Actions {
-        // Per action: annotated tools named for it, and of them the read-only ones.
-        let mut counts: std::collections::HashMap<String, (u32, u32)> = Default::default();
-        for (id, doc) in index.docs().iter().enumerate() {
-            let Some(read_only) = doc.read_only else {
-                continue;
-            };
-            let Some(action) = stages::action_term(index, id as DocId) else {
-                continue;
-            };
-            let e = counts.entry(action).or_default();
-            e.0 += 1;
-            e.1 += u32::from(read_only);
-        }
-        let mut out = Actions::default();
-        for (action, (n, read)) in counts {
-            let class = match read {
-                _ if n < MIN_ACTION_ANNOTATED => None,
-                0 => Some(Action::Writes),
-                r if r == n => Some(Action::Reads),
-                _ => None,
-            };
-            if let Some(class) = class {
-                out.classes.insert(action, class);
-            }
-        }
-        out
+/// The actions the directory's annotations class, from each annotated tool's name's action
+/// term ([`stages::action_term`]): at least [`MIN_ACTION_ANNOTATED`] tools, all agreeing.
+fn action_classes(index: &Index) -> std::collections::HashMap<String, Action> {
+    // Per action: annotated tools named for it, and of them the read-only ones.
+    let mut counts: std::collections::HashMap<String, (u32, u32)> = Default::default();
+    for (id, doc) in index.docs().iter().enumerate() {
+        let Some(read_only) = doc.read_only else {
+            continue;
+        };
+        let Some(action) = stages::action_term(index, id as DocId) else {
+            continue;
+        };
+        let e = counts.entry(action).or_default();
+        e.0 += 1;
+        e.1 += u32::from(read_only);
     }
+    counts
+        .into_iter()
+        .filter_map(|(action, (n, read))| {
+            let class = match read {
+                _ if n < MIN_ACTION_ANNOTATED => return None,
+                0 => Action::Writes,
+                r if r == n => Action::Reads,
+                _ => return None,
+            };
+            Some((action, class))
+        })
+        .collect()
 }
 
 impl Directory {
@@ -206,14 +197,13 @@ impl Directory {
         }
     }
 
-    fn actions(&self) -> &Actions {
-        self.actions.get_or_init(|| Actions::of(&self.index))
-    }
-
     /// Whether the directory's annotated tools named for this action term all read or all
     /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
     pub fn action(&self, term: &str) -> Option<Action> {
-        self.actions().classes.get(term).copied()
+        self.actions
+            .get_or_init(|| action_classes(&self.index))
+            .get(term)
+            .copied()
     }
 
     /// Its index compiled (see [`compiled`]).
@@ -249,7 +239,6 @@ pub struct Visible {
 #[derive(Clone, Debug, Default)]
 pub struct OutOfReach {
     bits: Vec<u64>,
-    any: bool,
 }
 
 impl OutOfReach {
@@ -260,15 +249,10 @@ impl OutOfReach {
         let mine: Vec<Option<u32>> = dir
             .labels()
             .iter()
-            .map(|l| {
-                index
-                    .label_id(&l.text)
-                    .filter(|&c| visible.has_connector(c))
-            })
+            .map(|l| visible.connector_labelled(index, &l.text))
             .collect();
         let mut out = OutOfReach {
             bits: vec![0; dir.len().div_ceil(64)],
-            any: false,
         };
         for d in 0..dir.len() as DocId {
             let Some(c) = mine[dir.connector_of(d) as usize] else {
@@ -279,14 +263,13 @@ impl OutOfReach {
                 .any(|v| visible.contains(v) && index.connector_of(v) == c);
             if !reachable {
                 out.bits[d as usize / 64] |= 1 << (d % 64);
-                out.any = true;
             }
         }
         out
     }
 
     pub fn any(&self) -> bool {
-        self.any
+        self.bits.iter().any(|&w| w != 0)
     }
 
     pub fn contains(&self, d: DocId) -> bool {
@@ -332,6 +315,12 @@ impl Visible {
     }
     pub fn has_connector(&self, c: u32) -> bool {
         self.connectors.get(c as usize).copied().unwrap_or(false)
+    }
+
+    /// The caller's visible connector labelled `label` in `index` (the one this was made
+    /// for): how a directory's product is matched to the caller's.
+    pub fn connector_labelled(&self, index: &Index, label: &str) -> Option<u32> {
+        index.label_id(label).filter(|&c| self.has_connector(c))
     }
 
     /// The directory's tools out of this caller's reach (`index` is the one this was made
@@ -621,6 +610,24 @@ pub fn search(index: &Index, visible: &Visible, req: &Request) -> Answer {
     }
 }
 
+/// Keeps the candidate a gate turned away if it is the best so far: the highest coverage,
+/// ties by the result order.
+fn offer_rejected(
+    best: &mut Option<(stages::Scored, Gate)>,
+    s: stages::Scored,
+    gate: Gate,
+    index: &Index,
+    rules: Rules,
+) {
+    let better = best.as_ref().is_none_or(|(b, _)| {
+        s.coverage > b.coverage
+            || s.coverage == b.coverage && stages::order(&s, b, index, rules).is_lt()
+    });
+    if better {
+        *best = Some((s, gate));
+    }
+}
+
 /// The stages over one request as a whole.
 fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let rules = req.rules;
@@ -691,47 +698,26 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
             });
             match verdict {
                 Ok(()) => passing.push(s),
-                Err(g) => {
-                    let better = best_rejected.as_ref().is_none_or(|(b, _)| {
-                        s.coverage > b.coverage
-                            || s.coverage == b.coverage
-                                && stages::order(&s, b, index, rules).is_lt()
-                    });
-                    if better {
-                        best_rejected = Some((s, g));
-                    }
-                }
+                Err(g) => offer_rejected(&mut best_rejected, s, g, index, rules),
             }
         }
     }
     if rules.has(Rule::OutOfReach) && !passing.is_empty() {
-        let weakest = passing
-            .iter()
-            .filter(|s| !s.exact)
-            .map(|s| s.name_coverage)
-            .fold(f64::INFINITY, f64::min);
-        let pool = stages::Pool {
-            index,
-            visible,
-            directory: req.directory,
-        };
         // Names against names: a description mentions other actions (`archived: true
         // deletes the block`), a name says what the tool does. A tool out of reach can only
         // beat a result whose name leaves some mass unmet.
-        if weakest < 1.0 - stages::COVERAGE_ROUNDING {
-            let beyond = stages::out_of_reach_coverage(words, &masses, &pool, weakest);
-            passing.retain(|s| {
-                let kept = s.exact || s.name_coverage >= beyond - stages::COVERAGE_ROUNDING;
-                if !kept {
-                    let better = best_rejected
-                        .as_ref()
-                        .is_none_or(|(b, _)| s.coverage > b.coverage);
-                    if better {
-                        best_rejected = Some((*s, Gate::OutOfReach));
-                    }
-                }
-                kept
-            });
+        let unmet = passing
+            .iter()
+            .any(|s| !s.exact && s.name_coverage < 1.0 - stages::COVERAGE_ROUNDING);
+        if unmet {
+            let beyond = stages::out_of_reach_coverage(words, &masses, &pool);
+            let (kept, dropped): (Vec<_>, Vec<_>) = passing
+                .into_iter()
+                .partition(|s| s.exact || s.name_coverage >= beyond - stages::COVERAGE_ROUNDING);
+            passing = kept;
+            for s in dropped {
+                offer_rejected(&mut best_rejected, s, Gate::OutOfReach, index, rules);
+            }
         }
     }
     passing.sort_by(|a, b| stages::order(a, b, index, rules));

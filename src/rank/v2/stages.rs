@@ -147,9 +147,7 @@ pub fn products(
     if let Some(dir) = directory {
         for c in named_directory {
             let label = &dir.index.labels()[c as usize];
-            let connected = index
-                .label_id(&label.text)
-                .is_some_and(|c| visible.has_connector(c));
+            let connected = visible.connector_labelled(index, &label.text).is_some();
             if !connected {
                 out.hidden.push(label.text.clone());
             }
@@ -276,9 +274,9 @@ fn offered_by_connected_product(term: &str, pool: &Pool) -> bool {
         }
         let label = &directory.index.labels()[directory.index.connector_of(d) as usize];
         offered = pool
-            .index
-            .label_id(&label.text)
-            .is_some_and(|c| pool.visible.has_connector(c));
+            .visible
+            .connector_labelled(pool.index, &label.text)
+            .is_some();
     });
     offered
 }
@@ -462,15 +460,10 @@ pub enum Gate {
 
 /// Rule `OutOfReach` (stage 6): the largest share of the query's mass that the name or label
 /// of one directory tool meets, among tools of products the caller has connected that the
-/// caller cannot reach (the pool has no visible tool of that name for that product). Only
-/// tools meeting more than `above` count. Public knowledge alone is read — the directory and
-/// the caller's own visible connectors — so a withheld tool weighs exactly as an absent one.
-pub fn out_of_reach_coverage(
-    words: &[&QueryToken],
-    masses: &[TermMass],
-    pool: &Pool,
-    above: f64,
-) -> f64 {
+/// caller cannot reach (the pool has no visible tool of that name for that product). Public
+/// knowledge alone is read — the directory and the caller's own visible connectors — so a
+/// withheld tool weighs exactly as an absent one.
+pub fn out_of_reach_coverage(words: &[&QueryToken], masses: &[TermMass], pool: &Pool) -> f64 {
     let Some(directory) = pool.directory else {
         return 0.0;
     };
@@ -518,11 +511,7 @@ pub fn out_of_reach_coverage(
             / total;
         best = best.max(share);
     }
-    if best > above {
-        best
-    } else {
-        0.0
-    }
+    best
 }
 
 /// Coverage is a quotient of float sums: a tool covering exactly half of the mass may compute
