@@ -69,6 +69,26 @@ impl Fnv {
     }
 }
 
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv::new()
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        self.eat_all(bytes);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The index's maps of label texts and pieces: keys come from catalogs and the directory
+/// (never from a request, which only looks up), so SipHash's flooding guard buys nothing, and
+/// FNV hashes a short word several times faster (label lookups are a query's products stage).
+type FnvMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
 /// The slot table's hash of a term.
 fn term_hash(text: &str) -> u64 {
     let mut h = Fnv::new();
@@ -344,12 +364,12 @@ pub struct Index {
     pub(super) surface: Terms<1>,
     labels: Vec<Label>,
     /// Per label text, its connector id.
-    label_ids: HashMap<Box<str>, u32>,
+    label_ids: FnvMap<Box<str>, u32>,
     /// Per label piece (`cal`, `com`, `calcom` of `Cal.com`), the connectors whose label has it.
-    piece_labels: HashMap<Box<str>, Vec<u32>>,
+    piece_labels: FnvMap<Box<str>, Vec<u32>>,
     /// Per label part (camel parts too: `pager`, `duti`), the connectors a query can name
     /// through it.
-    part_labels: HashMap<Box<str>, Vec<u32>>,
+    part_labels: FnvMap<Box<str>, Vec<u32>>,
     doc_connector: Vec<u32>,
     /// Per tool: distinct terms of its name.
     pub(super) name_len: Vec<u8>,
@@ -371,9 +391,9 @@ impl Index {
             by_name: Vec::new(),
             surface: Terms::default(),
             labels: Vec::new(),
-            label_ids: HashMap::new(),
-            piece_labels: HashMap::new(),
-            part_labels: HashMap::new(),
+            label_ids: FnvMap::default(),
+            piece_labels: FnvMap::default(),
+            part_labels: FnvMap::default(),
             doc_connector: Vec::with_capacity(tools),
             name_len: Vec::with_capacity(tools),
         }
@@ -573,6 +593,14 @@ impl Index {
     /// [`Index::for_each_hit`] over the given fields only (a bit set of [`field`]): the lists
     /// of the others are not walked.
     pub fn for_each_hit_in(&self, term: &str, fields: u8, mut hit: impl FnMut(DocId, u8)) {
+        self.for_each_list_in(term, fields, |list, bit| {
+            list.iter().for_each(|&d| hit(d, bit))
+        });
+    }
+
+    /// [`Index::for_each_hit_in`] a posting list at a time: `list(tools, field bit)`, so a
+    /// caller's per-tool loop is its own (and inlined: the query's hottest loop).
+    pub fn for_each_list_in(&self, term: &str, fields: u8, mut list: impl FnMut(&[DocId], u8)) {
         if let Some(t) = self.terms.find(term) {
             for (k, bit) in [
                 (NAME_LIST, field::NAME_EXACT),
@@ -581,7 +609,7 @@ impl Index {
                 (PROSE_LIST, field::PROSE),
             ] {
                 if fields & bit != 0 {
-                    self.terms.list(t, k).iter().for_each(|&d| hit(d, bit));
+                    list(self.terms.list(t, k), bit);
                 }
             }
         }
@@ -601,28 +629,27 @@ impl Index {
                 break;
             }
             if text != term {
-                self.terms
-                    .list(n, NAME_LIST)
-                    .iter()
-                    .for_each(|&d| hit(d, field::NAME_PREFIX));
+                list(self.terms.list(n, NAME_LIST), field::NAME_PREFIX);
             }
         }
         // Name tokens that are a prefix of the term, with a short tail (`config` ← `configs`).
         for len in MIN_PREFIX_LEN.max(term.len().saturating_sub(MAX_PREFIX_TAIL))..term.len() {
             if let Some(n) = self.terms.find(&term[..len]) {
-                self.terms
-                    .list(n, NAME_LIST)
-                    .iter()
-                    .for_each(|&d| hit(d, field::NAME_PREFIX));
+                list(self.terms.list(n, NAME_LIST), field::NAME_PREFIX);
             }
         }
     }
 
     /// Calls `hit(doc)` for every tool whose name has this token exactly as spelled.
-    pub fn for_each_surface_hit(&self, token: &str, mut hit: impl FnMut(DocId)) {
-        if let Some(t) = self.surface.find(token) {
-            self.surface.list(t, 0).iter().for_each(|&d| hit(d));
-        }
+    pub fn for_each_surface_hit(&self, token: &str, hit: impl FnMut(DocId)) {
+        self.surface_list(token).iter().copied().for_each(hit);
+    }
+
+    /// The tools whose name has this token exactly as spelled.
+    pub fn surface_list(&self, token: &str) -> &[DocId] {
+        self.surface
+            .find(token)
+            .map_or(&[], |t| self.surface.list(t, 0))
     }
 
     /// Which fields of any tool of the whole index hold the term exactly (public knowledge for

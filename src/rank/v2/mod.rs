@@ -631,9 +631,8 @@ fn offer_rejected(
 /// The stages over one request as a whole.
 fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let rules = req.rules;
-    let analysis = analyze(req.query);
-    let mut tokens: Vec<QueryToken> = analysis.distinct().into_iter().cloned().collect();
-    for t in &mut tokens {
+    let mut analysis = analyze(req.query);
+    for t in &mut analysis.tokens {
         if !rules.has(Rule::ValuesNoMass) && t.kind == Kind::Value
             || !rules.has(Rule::StopWords) && t.kind == Kind::StopWord
             || !rules.has(Rule::RequestFrame) && t.kind == Kind::Frame
@@ -641,9 +640,14 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
             t.kind = Kind::Word;
         }
     }
+    let tokens: Vec<&QueryToken> = analysis.distinct();
     let all_terms: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
     let products = stages::products(index, visible, req.directory, &analysis.tokens);
-    let words: Vec<&QueryToken> = tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+    let words: Vec<&QueryToken> = tokens
+        .iter()
+        .copied()
+        .filter(|t| t.kind == Kind::Word)
+        .collect();
     let ignored_terms = words.len().saturating_sub(MAX_QUERY_TERMS);
     let words = &words[..words.len().min(MAX_QUERY_TERMS)];
     let word_terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
@@ -770,7 +774,11 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
         .collect();
     let explanation = (req.explain || results.is_empty()).then(|| {
         // Tokens without a part in the mass still show their df and idf, from the same gather.
-        let others: Vec<&QueryToken> = tokens.iter().filter(|t| t.kind != Kind::Word).collect();
+        let others: Vec<&QueryToken> = tokens
+            .iter()
+            .copied()
+            .filter(|t| t.kind != Kind::Word)
+            .collect();
         let other_terms: Vec<&str> = others.iter().map(|t| t.term.as_str()).collect();
         let other_rec = stages::gather(index, visible, &other_terms, &[]);
         let reason = results.is_empty().then(|| {
@@ -794,7 +802,7 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
             mass: total,
             tokens: tokens
                 .iter()
-                .map(|t| {
+                .map(|&t| {
                     let at = words.iter().position(|w| std::ptr::eq(*w, t));
                     let (role, df, idf, m) = match at {
                         Some(i) => (masses[i].role, rec.df[i], masses[i].idf, masses[i].mass),

@@ -59,6 +59,34 @@ pub fn stem(token: &str) -> Cow<'_, str> {
     }
 }
 
+/// [`stem`] for query words, remembered: requests repeat their vocabulary (`list`, `create`,
+/// `issues`), and one Snowball stem costs more than the rest of a word's analysis. At most
+/// [`QUERY_STEMS_KEPT`] are kept per thread (then forgotten at once), so no request can grow it.
+pub fn stem_query(token: &str) -> String {
+    if token.len() < 3 || !token.bytes().all(|b| b.is_ascii_lowercase()) {
+        return token.to_owned();
+    }
+    QUERY_STEMS.with_borrow_mut(|kept| {
+        if let Some(s) = kept.get(token) {
+            return s.clone();
+        }
+        if kept.len() >= QUERY_STEMS_KEPT {
+            kept.clear();
+        }
+        let s = stem(token).into_owned();
+        kept.insert(token.to_owned(), s.clone());
+        s
+    })
+}
+
+/// How many query stems [`stem_query`] keeps per thread (about 100 KB).
+pub const QUERY_STEMS_KEPT: usize = 2048;
+
+thread_local! {
+    static QUERY_STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// Stems already computed while building an index: tool text repeats its words, and the
 /// stemmer allocates for each one.
 #[derive(Default)]
@@ -161,6 +189,38 @@ fn walk<'a>(v: &'a serde_json::Value, depth: usize, out: &mut SchemaText<'a>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remembered_query_stems_are_the_stemmer_s_and_bounded() {
+        for w in [
+            "incidents",
+            "listing",
+            "urgency",
+            "a",
+            "PagerDuty",
+            "v2",
+            "created",
+        ] {
+            assert_eq!(stem_query(w), stem_query(w), "{w}");
+            assert_eq!(stem_query(w), stem(w), "{w}");
+        }
+        // Distinct lowercase words (a request's unknown names), past the bound.
+        let letters = |mut i: usize| {
+            let mut w = String::from("zz");
+            while i > 0 {
+                w.push(char::from(b'a' + (i % 26) as u8));
+                i /= 26;
+            }
+            w
+        };
+        let mut most = 0;
+        for i in 1..=2 * QUERY_STEMS_KEPT {
+            stem_query(&letters(i));
+            most = most.max(QUERY_STEMS.with_borrow(|kept| kept.len()));
+        }
+        assert_eq!(most, QUERY_STEMS_KEPT);
+        assert_eq!(stem_query("incidents"), "incid");
+    }
 
     #[test]
     fn the_published_list_is_what_marks_stop_words() {
