@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 
 use super::query::is_value_word;
-use super::text::{is_stop_word, schema_text, stem, terms, terms_cached, StemCache};
+use super::text::{
+    is_stop_word, schema_text, stem, stem_remembered, terms, terms_cached, StemCache,
+};
 use crate::rank::ToolDoc;
 
 pub type DocId = u32;
@@ -286,7 +288,7 @@ impl Label {
                 let mut t = Vec::new();
                 crate::tokenize::for_each_token(word, |tok, _, _| t.push(tok.to_owned()));
                 let run_together = t.concat();
-                let whole = stem(&run_together).into_owned();
+                let whole = stem_remembered(&run_together);
                 t.insert(0, run_together);
                 spelled.push(t);
                 whole
@@ -294,7 +296,7 @@ impl Label {
             for piece in word.split(|c: char| !c.is_alphanumeric()) {
                 let mut t = Vec::new();
                 crate::tokenize::for_each_token(piece, |tok, _, _| t.push(tok.to_owned()));
-                let piece = stem(&t.concat()).into_owned();
+                let piece = stem_remembered(&t.concat());
                 if !piece.is_empty() && !is_stop_word(&piece) {
                     pieces.push(piece);
                 }
@@ -584,6 +586,38 @@ impl Index {
             .filter(move |&d| same_lowercase(&self.docs[d as usize].name, name))
     }
 
+    /// Calls `pair(mine, theirs)` for every tool of this index and tool of `other` with the
+    /// same name (lowercased, as [`Index::named`] compares): one merge of the two sorted name
+    /// hash arrays, no name hashed or looked up.
+    pub fn for_each_same_name(&self, other: &Index, mut pair: impl FnMut(DocId, DocId)) {
+        let (mine, theirs) = (&self.by_name, &other.by_name);
+        let (mut i, mut j) = (0, 0);
+        while i < mine.len() && j < theirs.len() {
+            let (h, k) = (mine[i].0, theirs[j].0);
+            if h != k {
+                if h < k {
+                    i += 1;
+                } else {
+                    j += 1;
+                }
+                continue;
+            }
+            let run = |a: &[(u64, DocId)], from: usize| {
+                from + a[from..].iter().take_while(|&&(x, _)| x == h).count()
+            };
+            let (i_end, j_end) = (run(mine, i), run(theirs, j));
+            for &(_, a) in &mine[i..i_end] {
+                for &(_, b) in &theirs[j..j_end] {
+                    let (na, nb) = (&self.docs[a as usize].name, &other.docs[b as usize].name);
+                    if na == nb || same_lowercase(na.trim(), nb.trim()) {
+                        pair(a, b);
+                    }
+                }
+            }
+            (i, j) = (i_end, j_end);
+        }
+    }
+
     /// Calls `hit(doc, field bit)` for every tool that has the term in some field; a name
     /// matched by prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
     pub fn for_each_hit(&self, term: &str, hit: impl FnMut(DocId, u8)) {
@@ -745,6 +779,37 @@ mod label_tests {
             read_only: None,
             notes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn same_names_across_two_indexes_are_what_a_lookup_of_each_finds() {
+        let mine = Index::build(vec![
+            tool("create_issue", "GitHub"),
+            tool("Create_Issue", "Jira"),
+            tool("search", "Slack"),
+            tool("list_pages", "Notion"),
+            tool("list_pages", "Confluence"),
+        ]);
+        let theirs = Index::build(vec![
+            tool("search", "Brave Search"),
+            tool("list_pages", "Notion"),
+            tool("CREATE_ISSUE", "GitHub"),
+            tool("delete_block", "Notion"),
+            tool("search", "Exa"),
+        ]);
+        let mut merged = Vec::new();
+        mine.for_each_same_name(&theirs, |a, b| merged.push((a, b)));
+        merged.sort_unstable();
+        let mut looked_up: Vec<(u32, u32)> = (0..mine.len() as u32)
+            .flat_map(|a| theirs.named(&mine.doc(a).name).map(move |b| (a, b)))
+            .collect();
+        looked_up.sort_unstable();
+        assert_eq!(merged, looked_up);
+        assert_eq!(
+            merged.len(),
+            2 + 2 + 2,
+            "two create_issue, two search, two list_pages"
+        );
     }
 
     #[test]

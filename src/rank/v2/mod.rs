@@ -254,17 +254,21 @@ impl OutOfReach {
         let mut out = OutOfReach {
             bits: vec![0; dir.len().div_ceil(64)],
         };
+        // Every tool of a connected product, then those the caller has by name under it taken
+        // back out (a merge of the two name arrays: the cold first search at 1,000 tools spent
+        // most of its time looking each directory name up).
         for d in 0..dir.len() as DocId {
-            let Some(c) = mine[dir.connector_of(d) as usize] else {
-                continue;
-            };
-            let reachable = index
-                .named(&dir.doc(d).name)
-                .any(|v| visible.contains(v) && index.connector_of(v) == c);
-            if !reachable {
+            if mine[dir.connector_of(d) as usize].is_some() {
                 out.bits[d as usize / 64] |= 1 << (d % 64);
             }
         }
+        dir.for_each_same_name(index, |d, v| {
+            if visible.contains(v)
+                && mine[dir.connector_of(d) as usize] == Some(index.connector_of(v))
+            {
+                out.bits[d as usize / 64] &= !(1 << (d % 64));
+            }
+        });
         out
     }
 

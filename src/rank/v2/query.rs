@@ -7,7 +7,7 @@
 //! (what follows the first preposition or clause word: mostly how to call the tool).
 //! It needs nothing but the text: what the pool and the directory know is the mass stage's job.
 
-use super::text::{is_common_word, is_stop_word, stem_query};
+use super::text::{is_common_word, is_stop_word, stem_remembered};
 use crate::tokenize::for_each_token;
 use serde::Serialize;
 
@@ -129,7 +129,7 @@ pub fn analyze(query: &str) -> Analysis {
             seen_word |= kind == Kind::Word;
             tokens.push(QueryToken {
                 text: t.to_owned(),
-                term: stem_query(t),
+                term: stem_remembered(t),
                 kind,
                 tail: tail && prose,
                 as_name,

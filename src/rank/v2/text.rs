@@ -59,18 +59,19 @@ pub fn stem(token: &str) -> Cow<'_, str> {
     }
 }
 
-/// [`stem`] for query words, remembered: requests repeat their vocabulary (`list`, `create`,
-/// `issues`), and one Snowball stem costs more than the rest of a word's analysis. At most
-/// [`QUERY_STEMS_KEPT`] are kept per thread (then forgotten at once), so no request can grow it.
-pub fn stem_query(token: &str) -> String {
+/// [`stem`], remembered: requests repeat their vocabulary (`list`, `create`, `issues`) and
+/// tenants their products' labels, and one Snowball stem costs more than the rest of a word's
+/// analysis. At most
+/// [`STEMS_KEPT`] are kept per thread (then forgotten at once), so no request can grow it.
+pub fn stem_remembered(token: &str) -> String {
     if token.len() < 3 || !token.bytes().all(|b| b.is_ascii_lowercase()) {
         return token.to_owned();
     }
-    QUERY_STEMS.with_borrow_mut(|kept| {
+    REMEMBERED_STEMS.with_borrow_mut(|kept| {
         if let Some(s) = kept.get(token) {
             return s.clone();
         }
-        if kept.len() >= QUERY_STEMS_KEPT {
+        if kept.len() >= STEMS_KEPT {
             kept.clear();
         }
         let s = stem(token).into_owned();
@@ -79,11 +80,11 @@ pub fn stem_query(token: &str) -> String {
     })
 }
 
-/// How many query stems [`stem_query`] keeps per thread (about 100 KB).
-pub const QUERY_STEMS_KEPT: usize = 2048;
+/// How many stems [`stem_remembered`] keeps per thread (about 100 KB).
+pub const STEMS_KEPT: usize = 2048;
 
 thread_local! {
-    static QUERY_STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
+    static REMEMBERED_STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
@@ -105,8 +106,10 @@ impl StemCache {
 
 /// The stemmed tokens of a text, in order. With `compounds`, a word written as several tokens
 /// (`PagerDuty`) also gives its whole form (`pagerduty`), the way a query may spell it.
+/// Its stems are the thread's remembered ones ([`stem_remembered`]): it serves connector labels,
+/// which every cold copy of every tenant reads again and which repeat across tenants.
 pub fn terms(text: &str, compounds: bool, out: &mut Vec<String>) {
-    terms_cached(text, compounds, false, &mut StemCache::default(), out)
+    terms_with(text, compounds, false, &mut |t| stem_remembered(t), out)
 }
 
 /// [`terms`] with a stem cache; with `skip_stop`, stop words give no term of their own (they
@@ -118,25 +121,36 @@ pub fn terms_cached(
     cache: &mut StemCache,
     out: &mut Vec<String>,
 ) {
+    terms_with(text, compounds, skip_stop, &mut |t| cache.stem(t), out)
+}
+
+fn terms_with(
+    text: &str,
+    compounds: bool,
+    skip_stop: bool,
+    stem: &mut impl FnMut(&str) -> String,
+    out: &mut Vec<String>,
+) {
     let mut word: Vec<String> = Vec::new();
     let mut last_end = usize::MAX;
-    let flush = |word: &mut Vec<String>, out: &mut Vec<String>, cache: &mut StemCache| {
-        if compounds && word.len() > 1 {
-            out.push(cache.stem(&word.concat()));
-        }
-        word.clear();
-    };
+    let flush =
+        |word: &mut Vec<String>, out: &mut Vec<String>, stem: &mut dyn FnMut(&str) -> String| {
+            if compounds && word.len() > 1 {
+                out.push(stem(&word.concat()));
+            }
+            word.clear();
+        };
     for_each_token(text, |t, start, end| {
         if start != last_end {
-            flush(&mut word, out, cache);
+            flush(&mut word, out, stem);
         }
         if !(skip_stop && is_stop_word(t)) {
-            out.push(cache.stem(t));
+            out.push(stem(t));
         }
         word.push(t.to_owned());
         last_end = end;
     });
-    flush(&mut word, out, cache);
+    flush(&mut word, out, stem);
 }
 
 /// What a tool's `inputSchema` says about its arguments, at any depth: property names, and the
@@ -201,8 +215,8 @@ mod tests {
             "v2",
             "created",
         ] {
-            assert_eq!(stem_query(w), stem_query(w), "{w}");
-            assert_eq!(stem_query(w), stem(w), "{w}");
+            assert_eq!(stem_remembered(w), stem_remembered(w), "{w}");
+            assert_eq!(stem_remembered(w), stem(w), "{w}");
         }
         // Distinct lowercase words (a request's unknown names), past the bound.
         let letters = |mut i: usize| {
@@ -214,12 +228,12 @@ mod tests {
             w
         };
         let mut most = 0;
-        for i in 1..=2 * QUERY_STEMS_KEPT {
-            stem_query(&letters(i));
-            most = most.max(QUERY_STEMS.with_borrow(|kept| kept.len()));
+        for i in 1..=2 * STEMS_KEPT {
+            stem_remembered(&letters(i));
+            most = most.max(REMEMBERED_STEMS.with_borrow(|kept| kept.len()));
         }
-        assert_eq!(most, QUERY_STEMS_KEPT);
-        assert_eq!(stem_query("incidents"), "incid");
+        assert_eq!(most, STEMS_KEPT);
+        assert_eq!(stem_remembered("incidents"), "incid");
     }
 
     #[test]
