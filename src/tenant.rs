@@ -467,7 +467,7 @@ impl PreparedTenant {
 /// The first bytes of a tenant snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"FGSN";
 /// The snapshot envelope's layout version (the compiled index inside has its own).
-pub const SNAPSHOT_FORMAT: u32 = 2;
+pub const SNAPSHOT_FORMAT: u32 = 3;
 
 /// Why a snapshot read from KV is not used (the index is then built from the tools).
 #[derive(Clone, Debug, PartialEq, Eq)]

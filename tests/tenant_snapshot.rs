@@ -336,6 +336,20 @@ fn a_tenant_prepared_from_its_snapshot_alone_serves_as_its_documents_do() {
         assert_eq!(compiled.catalog.connectors(), parsed.catalog.connectors());
         assert_eq!(compiled.catalog.connections(), parsed.catalog.connections());
         assert_eq!(compiled.catalog.tenant, "acme");
+        // Every tool is found by its name as the parsed catalog finds it (the snapshot keeps
+        // the name order, checked when read), and no other name is.
+        let place = |t: &PreparedTenant, name: &str| {
+            t.catalog
+                .tool(name)
+                .map(|(c, d)| (c.id.clone(), d.name.to_string()))
+        };
+        for (_, tool) in parsed.catalog.tools() {
+            assert!(compiled.catalog.has_tool(&tool.name), "{}", tool.name);
+            assert_eq!(place(&compiled, &tool.name), place(&parsed, &tool.name));
+        }
+        for absent in ["", "no_such_tool", "~"] {
+            assert!(!compiled.catalog.has_tool(absent) && place(&compiled, absent).is_none());
+        }
         for (member, role) in MEMBERS {
             assert_eq!(
                 served(&compiled, member, role),

@@ -10,16 +10,16 @@
 //!
 //! Layout ([`crate::packed`]): the tenant; the connectors, each a tag (directory id, or a
 //! private connector in full: id, label, origin, base path, auth, OAuth client, tools); the
-//! connections.
+//! connections; the tools' places in name order (the by-name lookup, checked in one pass).
 //! Reading checks every length, tag and reference; damaged bytes are an error, never a panic.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::oauth_client::{ClientAuth, Endpoint, OAuthClient};
 use super::{
     AccountKind, ArgPlace, AuthScheme, Catalog, Connection, ConnectionStatus, Connector,
     ConnectorSource, Directory, Method, Operation, Origin, PathPart, Scheme, ToolDef, ToolRef,
+    ToolsByName,
 };
 use crate::lazy_json::LazyJson;
 use crate::packed::{Corrupt, Reader, Writer};
@@ -88,6 +88,12 @@ impl Catalog {
                 AccountKind::Personal => 1,
             });
         }
+        // The tools in name order: a cold copy checks it in one pass instead of sorting.
+        w.len(self.tools.places().len());
+        for r in self.tools.places() {
+            w.len(r.connector);
+            w.len(r.tool);
+        }
     }
 
     /// Reads a compiled catalog back, its directory connectors taken from `directory`.
@@ -110,18 +116,6 @@ impl Catalog {
                 _ => return Err(Corrupt("an unknown connector tag").into()),
             };
             connectors.push(connector);
-        }
-        let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
-        for (ci, connector) in connectors.iter().enumerate() {
-            for (ti, tool) in connector.tools.iter().enumerate() {
-                let at = ToolRef {
-                    connector: ci,
-                    tool: ti,
-                };
-                if tools.insert(tool.name.to_string(), at).is_some() {
-                    return Err(Corrupt("a tool name appears twice").into());
-                }
-            }
         }
         let count = r.count()?;
         let mut connections = Vec::with_capacity(count);
@@ -148,6 +142,18 @@ impl Catalog {
                 },
             });
         }
+        let count = r.count()?;
+        let mut places = Vec::with_capacity(count);
+        for _ in 0..count {
+            // Positions, not counts: `from_sorted` checks them against the connectors.
+            places.push(ToolRef {
+                connector: r.varint()? as usize,
+                tool: r.varint()? as usize,
+            });
+        }
+        let tools = ToolsByName::from_sorted(&connectors, places).ok_or(Corrupt(
+            "the tools' name order is not every tool once, in order",
+        ))?;
         Ok(Catalog {
             tenant,
             connectors,

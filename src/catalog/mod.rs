@@ -165,7 +165,52 @@ pub struct Catalog {
     pub tenant: String,
     connectors: Vec<Arc<Connector>>,
     connections: Vec<Connection>,
-    tools: BTreeMap<String, ToolRef>,
+    tools: ToolsByName,
+}
+
+/// Every tool of a catalog by its tenant-unique name: places sorted by the name they hold,
+/// which is read from the connectors, so a copy read back from a snapshot copies no key.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolsByName(Vec<ToolRef>);
+
+impl ToolsByName {
+    /// Places in an order already made (a compiled catalog's): checked, not sorted, in one
+    /// pass — each in bounds, every tool once, each name after the one before.
+    pub(crate) fn from_sorted(
+        connectors: &[Arc<Connector>],
+        places: Vec<ToolRef>,
+    ) -> Option<ToolsByName> {
+        let name = |r: &ToolRef| {
+            connectors
+                .get(r.connector)
+                .and_then(|c| c.tools.get(r.tool))
+                .map(|t| &*t.name)
+        };
+        let total: usize = connectors.iter().map(|c| c.tools.len()).sum();
+        let mut last: Option<&str> = None;
+        for r in &places {
+            let n = name(r)?;
+            if last.is_some_and(|l| l >= n) {
+                return None;
+            }
+            last = Some(n);
+        }
+        // Strictly increasing names in bounds are distinct places; as many as there are tools,
+        // they are every tool.
+        (places.len() == total).then_some(ToolsByName(places))
+    }
+
+    /// The places in name order.
+    pub(crate) fn places(&self) -> &[ToolRef] {
+        &self.0
+    }
+
+    fn find(&self, connectors: &[Arc<Connector>], name: &str) -> Option<ToolRef> {
+        self.0
+            .binary_search_by(|r| (*connectors[r.connector].tools[r.tool].name).cmp(name))
+            .ok()
+            .map(|i| self.0[i])
+    }
 }
 
 /// Worker secret names: like environment variables.
@@ -480,11 +525,13 @@ impl Catalog {
             }
         }
 
+        let connectors: Vec<Arc<Connector>> = connectors.into_iter().map(|(c, _)| c).collect();
+        // `tools` (a map) is sorted by name: its places are the lookup table as they are.
         let catalog = Catalog {
             tenant: tenant.unwrap_or_default().to_owned(),
-            connectors: connectors.into_iter().map(|(c, _)| c).collect(),
+            connectors,
             connections,
-            tools,
+            tools: ToolsByName(tools.into_values().collect()),
         };
         problems.into_result("catalog", catalog)
     }
@@ -518,7 +565,7 @@ impl Catalog {
 
     /// A tool by its tenant-unique name, with the connector that defines it.
     pub fn tool(&self, name: &str) -> Option<(&Arc<Connector>, &ToolDef)> {
-        let at = self.tools.get(name)?;
+        let at = self.tools.find(&self.connectors, name)?;
         let connector = self.connectors.get(at.connector)?;
         Some((connector, connector.tools.get(at.tool)?))
     }
@@ -532,7 +579,7 @@ impl Catalog {
 
     /// Whether any tool of the tenant has this exact name.
     pub fn has_tool(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
+        self.tools.find(&self.connectors, name).is_some()
     }
 }
 
