@@ -112,7 +112,20 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(a))
     }
 
+    /// A LEB128 number of at most 32 bits. Most are one byte (ids stored as gaps, counts,
+    /// lengths): that case is inlined where it is read.
+    #[inline]
     pub fn varint(&mut self) -> Result<u32, Corrupt> {
+        match self.bytes.get(self.at) {
+            Some(&b) if b < 0x80 => {
+                self.at += 1;
+                Ok(u32::from(b))
+            }
+            _ => self.varint_long(),
+        }
+    }
+
+    fn varint_long(&mut self) -> Result<u32, Corrupt> {
         let mut v: u32 = 0;
         for shift in [0, 7, 14, 21, 28] {
             let b = self.u8()?;

@@ -141,6 +141,7 @@ fn read_terms<const K: usize>(r: &mut Reader, tools: usize) -> Result<Terms<K>, 
         }
         for _ in 0..K {
             let n = r.count()?;
+            terms.reserve_ids(n);
             let mut last: Option<DocId> = None;
             for _ in 0..n {
                 let gap = r.varint()?;

@@ -175,6 +175,11 @@ impl<const K: usize> Terms<K> {
         self.ids.push(id);
     }
 
+    /// Room for `n` more ids (a count already checked against the bytes it is read from).
+    pub(super) fn reserve_ids(&mut self, n: usize) {
+        self.ids.reserve(n);
+    }
+
     pub(super) fn end_list(&mut self) {
         self.list_ends.push(self.ids.len() as u32);
     }
@@ -471,14 +476,24 @@ impl Index {
     /// connector labels, the name-term list for prefix matching. Shared by [`Index::build`] and
     /// the compiled form, which stores only the terms and their postings.
     pub(super) fn finish(&mut self, docs: Vec<ToolDoc>) {
-        let mut label_ids: HashMap<&str, u32> = HashMap::new();
+        let mut label_ids: FnvMap<&str, u32> = FnvMap::default();
         self.by_name = Vec::with_capacity(docs.len());
+        self.doc_connector.reserve_exact(docs.len());
+        let mut previous: Option<(&str, u32)> = None;
         for (i, doc) in docs.iter().enumerate() {
-            let next = label_ids.len() as u32;
-            let c = *label_ids.entry(&*doc.connector).or_insert(next);
-            if c == next {
-                self.labels.push(Label::new(&doc.connector));
-            }
+            // A catalog lists a connector's tools together: most tools are the previous one's.
+            let c = match previous {
+                Some((label, c)) if label == &*doc.connector => c,
+                _ => {
+                    let next = label_ids.len() as u32;
+                    let c = *label_ids.entry(&*doc.connector).or_insert(next);
+                    if c == next {
+                        self.labels.push(Label::new(&doc.connector));
+                    }
+                    c
+                }
+            };
+            previous = Some((&*doc.connector, c));
             self.doc_connector.push(c);
             self.by_name.push((name_hash(&doc.name), i as DocId));
         }
