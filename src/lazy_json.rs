@@ -16,6 +16,10 @@ pub struct LazyJson(Arc<Cell>);
 
 #[derive(Debug)]
 struct Cell {
+    /// Text as a compiled snapshot stored it, its UTF-8 not checked yet: parsed from these
+    /// bytes (which checks them), or checked and copied into `text` when the text is asked for.
+    /// A cold copy of a large tenant reads thousands of schemas and uses a handful.
+    stored: Option<Box<[u8]>>,
     text: OnceLock<Box<str>>,
     value: OnceLock<Arc<Value>>,
 }
@@ -24,6 +28,7 @@ impl LazyJson {
     /// A value already parsed (its text is written only if asked for).
     pub fn from_value(value: impl Into<Arc<Value>>) -> LazyJson {
         LazyJson(Arc::new(Cell {
+            stored: None,
             text: OnceLock::new(),
             value: OnceLock::from(value.into()),
         }))
@@ -32,7 +37,18 @@ impl LazyJson {
     /// Text that [`LazyJson::text`] wrote (a compiled snapshot's): parsed on first use.
     pub fn from_text(text: impl Into<Box<str>>) -> LazyJson {
         LazyJson(Arc::new(Cell {
+            stored: None,
             text: OnceLock::from(text.into()),
+            value: OnceLock::new(),
+        }))
+    }
+
+    /// Bytes a compiled snapshot stored as [`LazyJson::text`] wrote them, not checked as UTF-8
+    /// until used: bytes that are not UTF-8 JSON read as `null`, like damaged text.
+    pub fn from_stored(bytes: impl Into<Box<[u8]>>) -> LazyJson {
+        LazyJson(Arc::new(Cell {
+            stored: Some(bytes.into()),
+            text: OnceLock::new(),
             value: OnceLock::new(),
         }))
     }
@@ -47,16 +63,27 @@ impl LazyJson {
     /// check refuses and no listing mistakes for a schema.
     pub fn value(&self) -> &Arc<Value> {
         self.0.value.get_or_init(|| {
-            let text = self.0.text.get().map_or("null", |t| t);
-            Arc::new(serde_json::from_str(text).unwrap_or(Value::Null))
+            let parsed = match (self.0.text.get(), &self.0.stored) {
+                (Some(text), _) => serde_json::from_str(text),
+                (None, Some(bytes)) => serde_json::from_slice(bytes),
+                (None, None) => Ok(Value::Null),
+            };
+            Arc::new(parsed.unwrap_or(Value::Null))
         })
     }
 
     /// The value as compact JSON text.
     pub fn text(&self) -> &str {
-        self.0.text.get_or_init(|| {
-            let value = self.0.value.get().map_or(&Value::Null, |v| v);
-            value.to_string().into_boxed_str()
+        self.0.text.get_or_init(|| match &self.0.stored {
+            // Checked here, once; text that is not UTF-8 reads as the value it parses to.
+            Some(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => text.into(),
+                Err(_) => "null".into(),
+            },
+            None => {
+                let value = self.0.value.get().map_or(&Value::Null, |v| v);
+                value.to_string().into_boxed_str()
+            }
         })
     }
 
@@ -73,6 +100,7 @@ impl PartialEq for LazyJson {
         }
         match (self.0.text.get(), other.0.text.get()) {
             (Some(a), Some(b)) if a == b => true,
+            _ if self.0.stored.is_some() && self.0.stored == other.0.stored => true,
             _ => self.value() == other.value(),
         }
     }
@@ -123,6 +151,23 @@ mod tests {
         let again = LazyJson::from_text(lazy.text());
         assert_eq!(lazy, again);
         assert_eq!(again.value().as_ref(), lazy.value().as_ref());
+    }
+
+    #[test]
+    fn stored_bytes_parse_on_first_read_and_bad_utf8_reads_as_null() {
+        let lazy = LazyJson::from_stored(br#"{"type":"object"}"#.to_vec());
+        assert!(!lazy.is_parsed());
+        assert_eq!(lazy.text(), r#"{"type":"object"}"#);
+        assert!(!lazy.is_parsed(), "asking for the text parses nothing");
+        assert_eq!(**lazy.value(), json!({"type": "object"}));
+        assert_eq!(lazy, LazyJson::from_text(r#"{ "type": "object" }"#));
+        // A string holding a byte that is not UTF-8: no panic, `null` both ways.
+        let damaged = LazyJson::from_stored(b"{\"a\":\"\xff\"}".to_vec());
+        assert_eq!(**damaged.value(), Value::Null);
+        assert_eq!(damaged.text(), "null");
+        let damaged = LazyJson::from_stored(b"{\"a\":\"\xff\"}".to_vec());
+        assert_eq!(damaged.text(), "null");
+        assert_eq!(**damaged.value(), Value::Null);
     }
 
     #[test]

@@ -261,13 +261,16 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
     let n = r.count()?;
     let mut tools = Vec::with_capacity(n);
     for _ in 0..n {
-        let (name, description, schema, annotations) = (r.str()?, r.str()?, r.str()?, r.str()?);
+        // Schemas and annotations stay bytes until used (`LazyJson::from_stored`): most of a
+        // snapshot, and a cold copy uses few of them.
+        let (name, description) = (r.str()?, r.str()?);
+        let (schema, annotations) = (r.bytes()?, r.bytes()?);
         let hints = read_hint_bits(r.u8()?)?;
         tools.push(ToolDef {
             name: name.into(),
             description: description.into(),
-            input_schema: LazyJson::from_text(schema),
-            annotations: LazyJson::from_text(annotations),
+            input_schema: LazyJson::from_stored(schema),
+            annotations: LazyJson::from_stored(annotations),
             destructive: hints.0,
             read_only: hints.1,
             operation: if r.bool()? {
