@@ -161,7 +161,9 @@ impl MemberView {
             role: role.to_owned(),
             connectors: Vec::new(),
             connections: Vec::new(),
-            tools: Vec::new(),
+            // Room for every tool: a member usually sees most of them, and growing a vector
+            // of 10,000 tools copied it a dozen times.
+            tools: Vec::with_capacity(catalog.tools().count()),
             control_ops: Vec::new(),
         };
         for connector in catalog.connectors() {
@@ -209,8 +211,10 @@ impl MemberView {
                 advertised_tools: view.tools.len() - before,
             });
         }
-        // A view lives as long as its tenant's copy: no growth slack (up to half of it).
-        view.tools.shrink_to_fit();
+        // A view lives as long as its tenant's copy: no room left over.
+        if view.tools.len() < view.tools.capacity() {
+            view.tools.shrink_to_fit();
+        }
         // Connecting and disconnecting accounts is offered only to a member who sees a personal
         // connection: elsewhere the two operations could do nothing.
         let has_personal = view
@@ -508,10 +512,15 @@ fn advertise(
     tool: &ToolDef,
     usable: &[&Connection],
 ) -> AdvertisedTool {
-    let per_connection: Vec<BTreeMap<String, Value>> = usable
-        .iter()
-        .map(|c| frozen_fields(access, tool, &c.id))
-        .collect();
+    // Most members freeze nothing: then no tool allocates anything for it.
+    let per_connection: Vec<BTreeMap<String, Value>> = if access.freezes_nothing() {
+        Vec::new()
+    } else {
+        usable
+            .iter()
+            .map(|c| frozen_fields(access, tool, &c.id))
+            .collect()
+    };
     // A field leaves the schema only when every usable connection freezes it.
     let everywhere: Vec<String> = per_connection
         .first()

@@ -306,4 +306,19 @@ fn frozen_precedence() {
         .unwrap()
         .frozen_for("linear_get_issues", "linear-ops");
     assert_eq!(f["team_id"], "MEMBER", "the member's rules win");
+    assert!(!eng.freezes_nothing());
+    // A member's own rule freezes even where the role's freeze nothing.
+    let p = parse(json!({"schema": 1, "tenant": "acme",
+        "roles": {"eng": {}},
+        "members": {"m_override": {"frozen": [
+            {"tool": "linear_get_issues", "field": "team_id", "value": "MEMBER"}
+        ]}}
+    }));
+    assert!(p.access("m1", "eng").unwrap().freezes_nothing());
+    let member = p.access("m_override", "eng").unwrap();
+    assert!(!member.freezes_nothing());
+    assert_eq!(
+        member.frozen_for("linear_get_issues", "any")["team_id"],
+        "MEMBER"
+    );
 }
