@@ -2,7 +2,8 @@
 //!
 //! A 10,000-tool catalog is mostly input schemas, and a request touches a handful of them (the
 //! listed, the returned, the called). A tenant read back from its compiled snapshot keeps each
-//! schema as the text the admin write produced and parses it on first use; a document parsed
+//! schema as the bytes of the text the admin write produced and parses them on first use (their
+//! UTF-8 checked then, not on reading the snapshot); a document parsed
 //! from JSON keeps the value it already has. Either way one copy is shared by every member
 //! view, listing and search index of the tenant: cloning a `LazyJson` clones a pointer.
 
@@ -34,15 +35,6 @@ impl LazyJson {
         }))
     }
 
-    /// Text that [`LazyJson::text`] wrote (a compiled snapshot's): parsed on first use.
-    pub fn from_text(text: impl Into<Box<str>>) -> LazyJson {
-        LazyJson(Arc::new(Cell {
-            stored: None,
-            text: OnceLock::from(text.into()),
-            value: OnceLock::new(),
-        }))
-    }
-
     /// Bytes a compiled snapshot stored as [`LazyJson::text`] wrote them, not checked as UTF-8
     /// until used: bytes that are not UTF-8 JSON read as `null`, like damaged text.
     pub fn from_stored(bytes: impl Into<Box<[u8]>>) -> LazyJson {
@@ -63,12 +55,8 @@ impl LazyJson {
     /// check refuses and no listing mistakes for a schema.
     pub fn value(&self) -> &Arc<Value> {
         self.0.value.get_or_init(|| {
-            let parsed = match (self.0.text.get(), &self.0.stored) {
-                (Some(text), _) => serde_json::from_str(text),
-                (None, Some(bytes)) => serde_json::from_slice(bytes),
-                (None, None) => Ok(Value::Null),
-            };
-            Arc::new(parsed.unwrap_or(Value::Null))
+            let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
+            Arc::new(parsed.and_then(Result::ok).unwrap_or(Value::Null))
         })
     }
 
@@ -139,7 +127,7 @@ mod tests {
 
     #[test]
     fn text_is_parsed_on_first_read_only() {
-        let lazy = LazyJson::from_text(r#"{"type":"object"}"#);
+        let lazy = LazyJson::from_stored(r#"{"type":"object"}"#.as_bytes());
         assert!(!lazy.is_parsed());
         assert_eq!(**lazy.value(), json!({"type": "object"}));
         assert!(lazy.is_parsed());
@@ -148,7 +136,7 @@ mod tests {
     #[test]
     fn a_value_writes_text_that_reads_back_equal() {
         let lazy = LazyJson::from_value(json!({"a": [1, "two", null]}));
-        let again = LazyJson::from_text(lazy.text());
+        let again = LazyJson::from_stored(lazy.text().as_bytes());
         assert_eq!(lazy, again);
         assert_eq!(again.value().as_ref(), lazy.value().as_ref());
     }
@@ -160,7 +148,10 @@ mod tests {
         assert_eq!(lazy.text(), r#"{"type":"object"}"#);
         assert!(!lazy.is_parsed(), "asking for the text parses nothing");
         assert_eq!(**lazy.value(), json!({"type": "object"}));
-        assert_eq!(lazy, LazyJson::from_text(r#"{ "type": "object" }"#));
+        assert_eq!(
+            lazy,
+            LazyJson::from_stored(r#"{ "type": "object" }"#.as_bytes())
+        );
         // A string holding a byte that is not UTF-8: no panic, `null` both ways.
         let damaged = LazyJson::from_stored(b"{\"a\":\"\xff\"}".to_vec());
         assert_eq!(**damaged.value(), Value::Null);
@@ -173,16 +164,16 @@ mod tests {
     #[test]
     fn damaged_text_reads_as_null_not_a_panic() {
         assert_eq!(
-            **LazyJson::from_text(r#"{"type": "obj"#).value(),
+            **LazyJson::from_stored(r#"{"type": "obj"#.as_bytes()).value(),
             Value::Null
         );
     }
 
     #[test]
     fn equality_is_of_values_not_of_text() {
-        let spaced = LazyJson::from_text(r#"{ "a" : 1 }"#);
-        let compact = LazyJson::from_text(r#"{"a":1}"#);
+        let spaced = LazyJson::from_stored(r#"{ "a" : 1 }"#.as_bytes());
+        let compact = LazyJson::from_stored(r#"{"a":1}"#.as_bytes());
         assert_eq!(spaced, compact);
-        assert_ne!(compact, LazyJson::from_text(r#"{"a":2}"#));
+        assert_ne!(compact, LazyJson::from_stored(r#"{"a":2}"#.as_bytes()));
     }
 }

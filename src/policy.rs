@@ -308,15 +308,15 @@ impl Access {
         })
     }
 
-    /// The frozen arguments of a tool when called through `connection`, by precedence: the
-    /// member's rules over the role's, a connection-specific rule over a general one, an exact
-    /// tool name over a glob, then the first in document order.
     /// Whether no rule of the member's or the role's freezes any argument: then every
     /// [`Access::frozen_for`] is empty, and a view need not ask per tool and connection.
     pub fn freezes_nothing(&self) -> bool {
         self.layers().all(|(layer, _)| layer.frozen.is_empty())
     }
 
+    /// The frozen arguments of a tool when called through `connection`, by precedence: the
+    /// member's rules over the role's, a connection-specific rule over a general one, an exact
+    /// tool name over a glob, then the first in document order.
     pub fn frozen_for(&self, tool: &str, connection: &str) -> BTreeMap<String, Value> {
         let mut best: BTreeMap<String, ((u8, u8, u8), &Value)> = BTreeMap::new();
         for (layer, is_role) in self.layers() {

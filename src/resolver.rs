@@ -211,10 +211,9 @@ impl MemberView {
                 advertised_tools: view.tools.len() - before,
             });
         }
-        // A view lives as long as its tenant's copy: no room left over.
-        if view.tools.len() < view.tools.capacity() {
-            view.tools.shrink_to_fit();
-        }
+        // A view lives as long as its tenant's copy: no room left over (nothing to do when the
+        // member sees every tool).
+        view.tools.shrink_to_fit();
         // Connecting and disconnecting accounts is offered only to a member who sees a personal
         // connection: elsewhere the two operations could do nothing.
         let has_personal = view

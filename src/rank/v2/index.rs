@@ -633,14 +633,9 @@ impl Index {
         }
     }
 
-    /// Calls `hit(doc, field bit)` for every tool that has the term in some field; a name
-    /// matched by prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
-    pub fn for_each_hit(&self, term: &str, hit: impl FnMut(DocId, u8)) {
-        self.for_each_hit_in(term, u8::MAX, hit);
-    }
-
-    /// [`Index::for_each_hit`] over the given fields only (a bit set of [`field`]): the lists
-    /// of the others are not walked.
+    /// Calls `hit(doc, field bit)` for every tool that has the term in one of the given fields
+    /// (a bit set of [`field`]; the lists of the others are not walked); a name matched by
+    /// prefix reports [`field::NAME_PREFIX`]. A tool may be reported more than once.
     pub fn for_each_hit_in(&self, term: &str, fields: u8, mut hit: impl FnMut(DocId, u8)) {
         self.for_each_list_in(term, fields, |list, bit| {
             list.iter().for_each(|&d| hit(d, bit))

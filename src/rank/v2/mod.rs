@@ -636,6 +636,8 @@ fn offer_rejected(
 fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
     let rules = req.rules;
     let mut analysis = analyze(req.query);
+    // Each term once, chosen by the kinds the text gives; a rule turned off then changes them.
+    let distinct = analysis.distinct_at();
     for t in &mut analysis.tokens {
         if !rules.has(Rule::ValuesNoMass) && t.kind == Kind::Value
             || !rules.has(Rule::StopWords) && t.kind == Kind::StopWord
@@ -644,7 +646,7 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
             t.kind = Kind::Word;
         }
     }
-    let tokens: Vec<&QueryToken> = analysis.distinct();
+    let tokens: Vec<&QueryToken> = distinct.iter().map(|&i| &analysis.tokens[i]).collect();
     let all_terms: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
     let products = stages::products(index, visible, req.directory, &analysis.tokens);
     let words: Vec<&QueryToken> = tokens

@@ -76,15 +76,24 @@ impl Analysis {
     /// The distinct terms of the query that are words, each once (first occurrence wins, but a
     /// head occurrence beats a tail one).
     pub fn distinct(&self) -> Vec<&QueryToken> {
-        let mut out: Vec<&QueryToken> = Vec::new();
-        for t in &self.tokens {
-            match out.iter_mut().find(|o| o.term == t.term) {
+        self.distinct_at()
+            .into_iter()
+            .map(|i| &self.tokens[i])
+            .collect()
+    }
+
+    /// [`Analysis::distinct`] as positions in `tokens`.
+    pub fn distinct_at(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for (i, t) in self.tokens.iter().enumerate() {
+            match out.iter_mut().find(|o| self.tokens[**o].term == t.term) {
                 Some(o) => {
-                    if o.kind != Kind::Word && t.kind == Kind::Word || o.tail && !t.tail {
-                        *o = t;
+                    let kept = &self.tokens[*o];
+                    if kept.kind != Kind::Word && t.kind == Kind::Word || kept.tail && !t.tail {
+                        *o = i;
                     }
                 }
-                None => out.push(t),
+                None => out.push(i),
             }
         }
         out
