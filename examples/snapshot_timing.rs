@@ -36,6 +36,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+/// Starts a new peak at what is live now, and returns it.
+fn count_peak_from_here() -> usize {
+    let live = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live, Ordering::Relaxed);
+    live
+}
+
 fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
@@ -60,6 +67,7 @@ fn main() {
     let catalog = read(format!("{dir}/catalog.json"));
     let policy = read(format!("{dir}/policy.json"));
     let deployment = Rc::new(Deployment::prepare(Some(&directory)).expect("the demo directory"));
+    let before = count_peak_from_here();
     let started = Instant::now();
     let snapshot = compile_stored(tenant, Some(&directory), Some(&catalog), Some(&policy))
         .unwrap_or_else(|problems| {
@@ -67,9 +75,10 @@ fn main() {
             std::process::exit(1)
         });
     println!(
-        "compile at write: {:?}, snapshot {} bytes",
+        "compile at write: {:?}, snapshot {} bytes, peak memory {} (the documents aside)",
         started.elapsed(),
-        snapshot.len()
+        snapshot.len(),
+        mib(PEAK.load(Ordering::Relaxed) - before),
     );
     let version = tenant_version(Some(&catalog), Some(&policy));
     // Memory, in the worker's order: the snapshot's bytes (as read from KV) are held while the
@@ -111,6 +120,7 @@ fn main() {
         role,
         "an override each",
     );
+    json_memory(tenant, &deployment, (&catalog, &policy), (member, role));
     for _ in 0..3 {
         let started = Instant::now();
         let prepared =
@@ -131,14 +141,7 @@ fn main() {
         let answer = v2::search(index, visible, &request);
         let search = started.elapsed();
         let started = Instant::now();
-        let from_json = PreparedTenant::prepare(
-            tenant,
-            deployment.clone(),
-            Some(&catalog),
-            Some(&policy),
-            30,
-        )
-        .expect("valid documents");
+        let from_json = from_documents(tenant, &deployment, &catalog, &policy);
         let json = started.elapsed();
         drop(from_json);
         println!(
@@ -158,8 +161,7 @@ fn memory(
     role: &str,
     members: &str,
 ) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = count_peak_from_here();
     let bytes = snapshot.to_vec();
     let prepared = PreparedTenant::from_snapshot(tenant, deployment.clone(), &bytes, version, 30)
         .expect("a fresh snapshot");
@@ -191,4 +193,42 @@ fn memory(
         mib(after_copy + all),
         mib(peak_serving.max(peak_preparing)),
     );
+}
+
+/// Prints the peak memory of the fallback: a copy prepared from the JSON documents (no snapshot),
+/// its first member view and the search index built from it.
+fn json_memory(
+    tenant: &str,
+    deployment: &Rc<Deployment>,
+    (catalog, policy): (&str, &str),
+    (member, role): (&str, &str),
+) {
+    let before = count_peak_from_here();
+    // The documents as read from KV are held while the copy is prepared.
+    let (catalog, policy) = (catalog.to_owned(), policy.to_owned());
+    let prepared = from_documents(tenant, deployment, &catalog, &policy);
+    let view = prepared.view(member, role).expect("the member's role");
+    let _ = prepared.search_pool(&view);
+    let documents = catalog.len() + policy.len();
+    drop((catalog, policy));
+    let held = LIVE.load(Ordering::Relaxed) - before;
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    println!(
+        "memory, from the JSON documents ({}): one member's view and the index built; held {} (peak {}, {:.1} bytes per document byte)",
+        mib(documents),
+        mib(held),
+        mib(peak),
+        peak as f64 / documents as f64,
+    );
+}
+
+/// A copy prepared from the JSON documents, as an isolate without a usable snapshot does.
+fn from_documents(
+    tenant: &str,
+    deployment: &Rc<Deployment>,
+    catalog: &str,
+    policy: &str,
+) -> PreparedTenant {
+    PreparedTenant::prepare(tenant, deployment.clone(), Some(catalog), Some(policy), 30)
+        .expect("valid documents")
 }

@@ -10,8 +10,8 @@
 //!
 //! An isolate has 128 MB for every tenant it serves, so the cache is bounded by an estimate of
 //! the prepared copies' bytes: past [`ISOLATE_BUDGET_BYTES`] the least recently used tenants are
-//! dropped (and prepared again on their next request), and a catalog whose prepared copy alone
-//! would not fit ([`MAX_PREPARED_BYTES`]) is refused when it is written.
+//! dropped (and prepared again on their next request), and a catalog whose preparation alone
+//! would not fit ([`MAX_PREPARED_BYTES`], [`write_peak_bytes`]) is refused when it is written.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -24,11 +24,22 @@ pub const KV_CACHE_TTL_SECONDS: u64 = 60;
 /// one isolate TTL plus one KV edge-cache TTL.
 pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 1000;
 
-/// Bytes a prepared tenant takes per byte of its stored documents (catalog and policy): parsed
-/// documents, one member's view and its search index. Measured: a 10,000-tool tenant of 7.2 MB
-/// peaked at ~107 MB resident on the host with the first ranker's index (ARCHITECTURE.md, known
-/// limits), so ~15; v2's smaller index makes this an over-estimate, not re-measured.
+/// What the cache weighs a copy prepared from its documents at, per byte of them (catalog and
+/// policy): parsed documents, one member's view and its search index. Measured first at ~15 (a
+/// 10,000-tool tenant of 7.2 MB peaked at ~107 MB with the first ranker's index); since catalogs
+/// keep schemas as text and parse one private connector at a time, 4.1 (that tenant) to 7.3
+/// (short schemas) at the peak: kept at 15, a margin for the views its members add.
 pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
+
+/// The admin write's memory model, per tool and per byte of the documents, of the heavier of
+/// the two ways a tenant is prepared from its documents: the admin write parsing and compiling
+/// its snapshot, and an isolate without a usable snapshot preparing a copy and building the
+/// index at the first search. Measured (`examples/snapshot_timing`, 10,000 tools): compiling
+/// took 38.3 MB at peak for 7.2 MB of documents and 20.3 MB for 2.8 MB (the same tools with
+/// short schemas), ~0.9 KB per tool and 4.1 bytes per byte; a copy from the documents 29.3 and
+/// 20.0 MB, ~1.4 KB per tool and 2.1 per byte. Rounded up, plus the documents themselves.
+pub const WRITE_PEAK_BYTES_PER_TOOL: usize = 1536;
+pub const WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE: usize = 6;
 /// What the cache of prepared tenants may hold in one isolate (of its 128 MB).
 pub const ISOLATE_BUDGET_BYTES: usize = 120 * 1024 * 1024;
 /// The largest prepared tenant accepted: one that fits the budget alone.
@@ -45,6 +56,15 @@ pub fn snapshot_prepared_bytes(snapshot_bytes: usize, views_bytes: usize) -> usi
     snapshot_bytes
         .saturating_mul(SNAPSHOT_COPY_BYTES_PER_BYTE)
         .saturating_add(views_bytes)
+}
+
+/// The estimated peak memory of preparing a `tools`-tool tenant whose documents take
+/// `document_bytes`, its member views aside (what the admin write refuses past
+/// [`MAX_PREPARED_BYTES`] with them).
+pub fn write_peak_bytes(tools: usize, document_bytes: usize) -> usize {
+    tools
+        .saturating_mul(WRITE_PEAK_BYTES_PER_TOOL)
+        .saturating_add(document_bytes.saturating_mul(WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE))
 }
 
 /// The estimated prepared size of a tenant whose documents take `document_bytes`.

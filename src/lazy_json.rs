@@ -3,9 +3,11 @@
 //! A 10,000-tool catalog is mostly input schemas, and a request touches a handful of them (the
 //! listed, the returned, the called). A tenant read back from its compiled snapshot keeps each
 //! schema as the bytes of the text the admin write produced and parses them on first use (their
-//! UTF-8 checked then, not on reading the snapshot); a document parsed
-//! from JSON keeps the value it already has. Either way one copy is shared by every member
-//! view, listing and search index of the tenant: cloning a `LazyJson` clones a pointer.
+//! UTF-8 checked then, not on reading the snapshot); a document parsed from JSON keeps each
+//! schema as its compact text too, a tenth of the parsed tree's size, so neither the admin write
+//! that compiles a large catalog nor a copy prepared from its documents holds every schema
+//! parsed. Either way one copy is shared by every member view, listing and search index of the
+//! tenant: cloning a `LazyJson` clones a pointer.
 
 use std::sync::{Arc, OnceLock};
 
@@ -35,6 +37,14 @@ impl LazyJson {
         }))
     }
 
+    /// A value kept as its compact text (what a parsed document keeps of a schema), parsed
+    /// again when used; the text is the one [`LazyJson::text`] gives and a snapshot stores.
+    pub fn compact(value: &Value) -> LazyJson {
+        // Writing a `Value` cannot fail (its keys are strings); `null` would be refused by
+        // every schema check if it could.
+        LazyJson::from_stored(serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec()))
+    }
+
     /// Bytes a compiled snapshot stored as [`LazyJson::text`] wrote them, not checked as UTF-8
     /// until used: bytes that are not UTF-8 JSON read as `null`, like damaged text.
     pub fn from_stored(bytes: impl Into<Box<[u8]>>) -> LazyJson {
@@ -58,6 +68,17 @@ impl LazyJson {
             let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
             Arc::new(parsed.and_then(Result::ok).unwrap_or(Value::Null))
         })
+    }
+
+    /// Reads the value without keeping it: the parsed value if there is one, else a copy parsed
+    /// for `read` alone and dropped after. What a pass over every schema of a catalog (building
+    /// its search index) uses, so the pass does not leave every schema parsed behind it.
+    pub fn read<R>(&self, read: impl FnOnce(&Value) -> R) -> R {
+        if let Some(value) = self.0.value.get() {
+            return read(value);
+        }
+        let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
+        read(&parsed.and_then(Result::ok).unwrap_or(Value::Null))
     }
 
     /// The value as compact JSON text.
@@ -131,6 +152,19 @@ mod tests {
         assert!(!lazy.is_parsed());
         assert_eq!(**lazy.value(), json!({"type": "object"}));
         assert!(lazy.is_parsed());
+    }
+
+    #[test]
+    fn read_parses_a_copy_and_keeps_none() {
+        let value = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let lazy = LazyJson::compact(&value);
+        assert_eq!(lazy.text(), value.to_string());
+        assert_eq!(lazy.read(|v| v.clone()), value);
+        assert!(!lazy.is_parsed(), "read keeps no parsed copy");
+        assert_eq!(**lazy.value(), value);
+        assert!(lazy.is_parsed());
+        assert_eq!(lazy.read(|v| v["type"].clone()), json!("object"));
+        assert_eq!(LazyJson::compact(&value), LazyJson::from_value(value));
     }
 
     #[test]

@@ -519,17 +519,22 @@ pub fn compile_snapshot(
     let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
     let mut compiled_catalog = packed::Writer::default();
     catalog.compile_into(&mut compiled_catalog);
-    let mut body = packed::Writer::with_capacity(compiled_catalog.out.len() + index.len() + 64);
-    body.bytes(&compiled_catalog.out);
+    // Written once into a buffer of its final size: a large catalog's snapshot is never held
+    // twice beside the parts it is made of.
+    let policy_bytes = policy_json.map_or(0, str::len) + 8;
+    let body_bytes = compiled_catalog.out.len() + 8 + policy_bytes + index.len();
+    let mut out = envelope_with_capacity(version, directory_version, body_bytes);
+    out.bytes(&compiled_catalog.out);
+    drop(compiled_catalog);
     match policy_json {
-        None => body.u8(0),
+        None => out.u8(0),
         Some(policy) => {
-            body.u8(1);
-            body.str(policy);
+            out.u8(1);
+            out.str(policy);
         }
     }
-    body.out.extend_from_slice(&index);
-    envelope(version, directory_version, &body.out)
+    out.out.extend_from_slice(&index);
+    out.out
 }
 
 /// The parts of a tenant snapshot's body, found without reading them.
@@ -561,16 +566,26 @@ fn empty_policy(tenant: &str) -> String {
     format!(r#"{{"schema": 1, "tenant": "{tenant}", "roles": {{}}}}"#)
 }
 
-fn envelope(version: &str, directory_version: &str, index: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(index.len() + 160);
+fn envelope(version: &str, directory_version: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = envelope_with_capacity(version, directory_version, body.len());
+    out.out.extend_from_slice(body);
+    out.out
+}
+
+/// A snapshot's head (magic, format, the two versions), with room for a body of `body_bytes`.
+fn envelope_with_capacity(
+    version: &str,
+    directory_version: &str,
+    body_bytes: usize,
+) -> packed::Writer {
+    let mut out = Vec::with_capacity(body_bytes + 160);
     out.extend_from_slice(&SNAPSHOT_MAGIC);
     out.extend_from_slice(&SNAPSHOT_FORMAT.to_le_bytes());
     for stamp in [version, directory_version] {
         out.extend_from_slice(&(stamp.len() as u16).to_le_bytes());
         out.extend_from_slice(stamp.as_bytes());
     }
-    out.extend_from_slice(index);
-    out
+    packed::Writer { out }
 }
 
 /// The compiled index inside a snapshot, if it was compiled for these versions.
@@ -687,7 +702,8 @@ pub fn check_against(
     let (catalog, policy) =
         parse_tenant_documents(tenant, directory, catalog_json, policy_json, rules)?;
     let bytes = catalog_json.map_or(0, str::len) + policy_json.map_or(0, str::len);
-    let prepared = crate::cache::prepared_bytes(bytes);
+    let tools = catalog.tools().count();
+    let prepared = crate::cache::write_peak_bytes(tools, bytes).saturating_add(VIEW_CACHE_BYTES);
     if prepared > crate::cache::MAX_PREPARED_BYTES {
         const MB: usize = 1024 * 1024;
         return Err(DocumentErrors {
@@ -695,8 +711,9 @@ pub fn check_against(
             errors: vec![crate::catalog::DocumentError {
                 path: String::new(),
                 message: format!(
-                    "prepared for serving, this tenant's documents ({} KB) would take about {} MB \
-                     of an isolate's memory, and at most {} MB fit; split the tenant or trim its tools",
+                    "prepared for serving, this tenant's {tools} tools ({} KB of documents) would \
+                     take about {} MB of an isolate's memory with its members' views, and at most \
+                     {} MB fit; split the tenant or trim its tools",
                     bytes / 1024,
                     prepared / MB,
                     crate::cache::MAX_PREPARED_BYTES / MB
@@ -708,7 +725,7 @@ pub fn check_against(
         tenant: tenant.to_owned(),
         connectors: catalog.connectors().len(),
         connections: catalog.connections().len(),
-        tools: catalog.tools().count(),
+        tools,
         roles: policy.roles().count(),
     };
     Ok((summary, catalog))

@@ -64,10 +64,19 @@ fn catalog_doc() -> Value {
     })
 }
 
+/// The problems of `doc`, the same whether it is given parsed or as text (the text path leaves
+/// private connectors unparsed until their turn, so both are checked every time).
 fn catalog_errors(doc: Value) -> Vec<String> {
-    Catalog::from_value(&doc, &directory())
+    let lines = Catalog::from_value(&doc, &directory())
         .expect_err("expected problems")
-        .lines()
+        .lines();
+    for text in [doc.to_string(), serde_json::to_string_pretty(&doc).unwrap()] {
+        let from_text = Catalog::parse(&text, &directory())
+            .expect_err("expected problems")
+            .lines();
+        assert_eq!(from_text, lines, "parsed from text: {text}");
+    }
+    lines
 }
 
 /// `doc` with the value at `pointer` set (the parent must exist; the last key may be new).
@@ -444,6 +453,24 @@ fn private_connectors() {
     );
     let catalog = Catalog::from_value(&ok, &directory()).unwrap();
     assert!(catalog.tool("crm_get").is_some());
+    let same = |text: &str| {
+        let parsed = Catalog::parse(text, &directory()).unwrap();
+        assert_eq!(format!("{parsed:?}"), format!("{catalog:?}"), "{text}");
+    };
+    same(&ok.to_string());
+    // Not a list, a list of non-objects, a key given twice (the last one counts, as for any
+    // field): the same answers from text as from the value.
+    for private in [json!({"crm": 1}), json!("crm"), json!([1, [2], null])] {
+        let doc = with(catalog_doc(), "/private_connectors", private);
+        assert!(!catalog_errors(doc).is_empty());
+    }
+    let text = ok.to_string().replacen(
+        "\"private_connectors\":",
+        "\"private_connectors\": 7, \"private_connectors\":",
+        1,
+    );
+    assert!(text.contains(": 7,"), "{text}");
+    same(&text);
 }
 
 #[test]
@@ -808,15 +835,23 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
             floorgate::catalog::OriginRules::STORED,
         )
     };
-    assert!(check(&catalog).is_ok());
-    let limit =
-        floorgate::cache::MAX_PREPARED_BYTES / floorgate::cache::PREPARED_BYTES_PER_DOCUMENT_BYTE;
+    let tools = check(&catalog).expect("the demo catalog fits").tools;
+    // The largest documents of these tools that fit with the members' views.
+    use floorgate::cache::{MAX_PREPARED_BYTES, WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE};
+    let room = MAX_PREPARED_BYTES
+        - floorgate::tenant::VIEW_CACHE_BYTES
+        - tools * floorgate::cache::WRITE_PEAK_BYTES_PER_TOOL;
+    let limit = room / WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE;
     // JSON allows any amount of whitespace: the same catalog, padded to the size that matters.
     let pad = |to: usize| format!("{catalog}{}", " ".repeat(to - catalog.len() - policy.len()));
     assert!(check(&pad(limit)).is_ok());
     let err = check(&pad(limit + 1)).unwrap_err();
     assert_eq!(err.document, "catalog");
     let message = &err.errors[0].message;
+    assert!(
+        message.contains(&format!("this tenant's {tools} tools")),
+        "{message}"
+    );
     assert!(message.contains("would take about 120 MB"), "{message}");
     assert!(message.contains("at most 120 MB fit"), "{message}");
 }

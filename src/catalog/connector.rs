@@ -399,13 +399,13 @@ fn parse_tool(
     Some(ToolDef {
         name: name?.into(),
         description: description?.into(),
-        input_schema: LazyJson::from_value(input_schema?.clone()),
+        input_schema: LazyJson::compact(input_schema?),
         destructive: destroys(annotations.as_ref()?),
         read_only: annotations
             .as_ref()?
             .get("readOnlyHint")
             .and_then(Value::as_bool),
-        annotations: LazyJson::from_value(Value::Object(annotations?)),
+        annotations: LazyJson::compact(&Value::Object(annotations?)),
         operation,
     })
 }

@@ -151,6 +151,14 @@ pub fn kind_of(value: &Value) -> &'static str {
 
 /// Parses the text of a document; a syntax error becomes the document's only problem.
 pub fn parse_json(text: &str, document: &'static str) -> Result<Value, DocumentErrors> {
+    parse_json_as(text, document)
+}
+
+/// [`parse_json`] into any type that borrows from the text (e.g. fields left as `RawValue`).
+pub fn parse_json_as<'a, T: serde::Deserialize<'a>>(
+    text: &'a str,
+    document: &'static str,
+) -> Result<T, DocumentErrors> {
     serde_json::from_str(text).map_err(|error| DocumentErrors {
         document,
         errors: vec![DocumentError {

@@ -18,6 +18,7 @@ mod origin;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub use crate::accounts::AccountKind;
@@ -31,8 +32,8 @@ pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 pub use origin::{path_has_prefix, Method, Origin, OriginRules, PathPart, Scheme};
 
 pub(crate) use doc::{
-    check_schema_version, expect_array, expect_str, is_valid_id, parse_json, quote, read_id,
-    Fields, Problems, ID_RULE,
+    check_schema_version, expect_array, expect_str, is_valid_id, parse_json, parse_json_as, quote,
+    read_id, Fields, Problems, ID_RULE,
 };
 // Shared with the policy document: string lists and the base-path rule for path prefixes.
 pub(crate) use doc::expect_strings;
@@ -293,12 +294,7 @@ fn label_problem(label: &str) -> Option<&'static str> {
 impl Catalog {
     /// Parses and validates a tenant's catalog against the deployment's directory.
     pub fn parse(text: &str, directory: &Directory) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(
-            parse_json(text, "catalog")?,
-            directory,
-            None,
-            OriginRules::STORED,
-        )
+        Self::from_text(text, directory, None, OriginRules::STORED)
     }
 
     /// Parses a catalog stored (or being stored) for `tenant` under `rules`: its `tenant` field
@@ -309,16 +305,26 @@ impl Catalog {
         tenant: &str,
         rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
-        Self::from_owned(parse_json(text, "catalog")?, directory, Some(tenant), rules)
+        Self::from_text(text, directory, Some(tenant), rules)
     }
 
     pub fn from_value(value: &Value, directory: &Directory) -> Result<Catalog, DocumentErrors> {
         Self::from_owned(value.clone(), directory, None, OriginRules::STORED)
     }
 
-    /// Private connectors hold nearly all of a large catalog's bytes, so they are taken out of
-    /// the document and parsed one at a time, each dropping its raw schemas once the parsed
-    /// connector owns them: the raw tree and its parsed copy never coexist whole.
+    /// Private connectors hold nearly all of a large catalog's bytes, so they are left as text
+    /// when the document is read and each is parsed only when its turn comes: a 10,000-tool
+    /// catalog is never one parsed tree (~7 times its text), only one connector at a time.
+    fn from_text(
+        text: &str,
+        directory: &Directory,
+        stored_for: Option<&str>,
+        rules: OriginRules,
+    ) -> Result<Catalog, DocumentErrors> {
+        let (root, private) = split_private_connectors(text)?;
+        Self::build(&root, private, directory, stored_for, rules)
+    }
+
     fn from_owned(
         mut value: Value,
         directory: &Directory,
@@ -327,13 +333,14 @@ impl Catalog {
     ) -> Result<Catalog, DocumentErrors> {
         let private = value
             .as_object_mut()
-            .and_then(|root| root.remove("private_connectors"));
+            .and_then(|root| root.remove("private_connectors"))
+            .map(PrivateConnectors::Parsed);
         Self::build(&value, private, directory, stored_for, rules)
     }
 
     fn build(
         value: &Value,
-        private: Option<Value>,
+        private: Option<PrivateConnectors<'_>>,
         directory: &Directory,
         stored_for: Option<&str>,
         rules: OriginRules,
@@ -398,15 +405,31 @@ impl Catalog {
         let mut broken_ids: Vec<String> = Vec::new();
         if let Some(private) = private {
             let list_path = fields.path("private_connectors");
-            let items = match private {
-                Value::Array(items) => items,
-                other => {
-                    expect_array(&other, &list_path, &mut problems);
-                    Vec::new()
+            let items: Box<dyn Iterator<Item = Result<Value, String>>> = match private {
+                PrivateConnectors::Parsed(Value::Array(items)) => {
+                    Box::new(items.into_iter().map(Ok))
                 }
+                PrivateConnectors::Parsed(other) => {
+                    expect_array(&other, &list_path, &mut problems);
+                    Box::new(std::iter::empty())
+                }
+                // Each parsed in its turn (the text was checked as JSON already).
+                PrivateConnectors::Text(items) => Box::new(
+                    items
+                        .into_iter()
+                        .map(|raw| serde_json::from_str(raw.get()).map_err(|e| e.to_string())),
+                ),
             };
-            for (i, mut item) in items.into_iter().enumerate() {
+            for (i, item) in items.into_iter().enumerate() {
                 let at = list_path.index(i);
+                let mut item = match item {
+                    Ok(item) => item,
+                    Err(error) => {
+                        problems.push(&at, format!("not valid JSON: {error}"));
+                        private_skeletons.push(Value::Null);
+                        continue;
+                    }
+                };
                 let parsed = connector::parse_connector(
                     &item,
                     &at,
@@ -414,7 +437,7 @@ impl Catalog {
                     rules,
                     &mut problems,
                 );
-                drop_raw_schemas(&mut item);
+                drop_all_but_tool_names(&mut item);
                 if parsed.is_none() {
                     if let Some(id) = item.get("id").and_then(Value::as_str) {
                         broken_ids.push(id.to_owned());
@@ -585,11 +608,50 @@ impl Catalog {
 
 /// The path of `tools[j].name` inside a private connector, for a precise collision message.
 /// Replaces each tool's `inputSchema` in a raw private connector once it has been parsed.
-fn drop_raw_schemas(connector: &mut Value) {
+/// A catalog's private connectors: each one's text, or (a catalog given as a value, or a field
+/// that is not a list) as parsed.
+enum PrivateConnectors<'a> {
+    Text(Vec<&'a RawValue>),
+    Parsed(Value),
+}
+
+/// A catalog's text read as its root object with `private_connectors` taken out, each of its
+/// connectors left as text. Errors are the parser's, as `parse_json` reports them.
+fn split_private_connectors(
+    text: &str,
+) -> Result<(Value, Option<PrivateConnectors<'_>>), DocumentErrors> {
+    const FIELD: &str = "private_connectors";
+    let Ok(fields) = parse_json_as::<BTreeMap<String, &RawValue>>(text, "catalog") else {
+        // Not JSON, or not an object: parsed whole, the parser's error or the root's checks
+        // say what it is, as for any document.
+        let mut value = parse_json(text, "catalog")?;
+        let private = value.as_object_mut().and_then(|root| root.remove(FIELD));
+        return Ok((value, private.map(PrivateConnectors::Parsed)));
+    };
+    let mut root = serde_json::Map::new();
+    let mut private = None;
+    for (name, raw) in fields {
+        if name == FIELD {
+            private = Some(
+                match parse_json_as::<Vec<&RawValue>>(raw.get(), "catalog") {
+                    Ok(items) => PrivateConnectors::Text(items),
+                    Err(_) => PrivateConnectors::Parsed(parse_json(raw.get(), "catalog")?),
+                },
+            );
+        } else {
+            root.insert(name, parse_json(raw.get(), "catalog")?);
+        }
+    }
+    Ok((Value::Object(root), private))
+}
+
+/// What error paths need of a private connector once it is parsed: its tools' names, in
+/// their places (the rest, schemas and descriptions, is most of a large catalog's bytes).
+fn drop_all_but_tool_names(connector: &mut Value) {
     if let Some(tools) = connector.get_mut("tools").and_then(Value::as_array_mut) {
         for tool in tools {
-            if let Some(schema) = tool.get_mut("inputSchema") {
-                schema.take();
+            if let Some(fields) = tool.as_object_mut() {
+                fields.retain(|field, _| field == "name");
             }
         }
     }

@@ -362,12 +362,8 @@ impl Index {
             let label = field(&mut ix, &mut once(doc.connector.as_ref()), &[], true);
             let desc = field(&mut ix, &mut once(doc.description.as_ref()), &stop, true);
             let param = if rules.parameter_names {
-                field(
-                    &mut ix,
-                    &mut param_names(doc.input_schema.value()),
-                    &[],
-                    false,
-                )
+                doc.input_schema
+                    .read(|schema| field(&mut ix, &mut param_names(schema), &[], false))
             } else {
                 Box::default()
             };

@@ -468,8 +468,21 @@ describe("catalog: bad documents", () => {
 
   test("a catalog too big for an isolate once prepared → 422 with the figure; the stored one is untouched", async () => {
     const stored = await admin("GET", `tenants/${TENANT}/catalog`);
-    // The demo catalog padded with whitespace (valid JSON) past 120 MiB / 15 bytes.
-    const text = JSON.stringify(CATALOG) + " ".repeat(8_500_000);
+    // The demo catalog and a private connector of 60,000 small tools: ~7 MB, well under the
+    // 16 MiB a document may take, but preparing that many tools would not fit an isolate.
+    const tools = Array.from({ length: 60_000 }, (_, i) => ({
+      name: `bulk_read_${i}`,
+      description: "Reads one record.",
+      inputSchema: { type: "object" },
+      operation: { method: "GET", path: "/records" },
+    }));
+    const big = structuredClone(CATALOG);
+    big.private_connectors = [
+      ...(big.private_connectors ?? []),
+      { id: "bulk", label: "Bulk", origin: "https://api.example.com", base_path: "/bulk", auth: { scheme: "none" }, tools },
+    ];
+    const text = JSON.stringify(big);
+    assert.ok(text.length < 16 * 1024 * 1024, `${text.length} bytes`);
     const response = await fetch(`${BASE}/admin/v1/tenants/${TENANT}/catalog`, {
       method: "PUT",
       headers: { Authorization: `Bearer ${ADMIN_SECRET}`, "Content-Type": "application/json" },
@@ -478,7 +491,7 @@ describe("catalog: bad documents", () => {
     });
     const answer = await response.json();
     assert.equal(response.status, 422, JSON.stringify(answer));
-    assert.match(answer.problems[0], /would take about 1\d\d MB of an isolate's memory, and at most 120 MB fit/);
+    assert.match(answer.problems[0], /this tenant's 6\d{4} tools \(\d+ KB of documents\) would take about 1\d\d MB of an isolate's memory with its members' views, and at most 120 MB fit/);
     assert.deepEqual((await admin("GET", `tenants/${TENANT}/catalog`)).json, stored.json, "catalog unchanged");
   });
 

@@ -418,7 +418,6 @@ impl Index {
         let mut surface = TermsBuilder::<1>::new();
         for (i, doc) in docs.iter().enumerate() {
             let id = i as DocId;
-            let schema = schema_text(doc.input_schema.value());
             let mut add = |texts: &[&str], compounds: bool, which: u8| {
                 scratch.clear();
                 for t in texts {
@@ -461,10 +460,14 @@ impl Index {
             let mut labels: Vec<&str> = doc.notes.iter().map(String::as_str).collect();
             labels.push(&doc.connector);
             add(&labels, true, field::LABEL);
-            add(&schema.names, false, field::PARAM);
-            let mut prose = schema.prose.clone();
-            prose.push(&doc.description);
-            add(&prose, true, field::PROSE);
+            // Parsed for this pass alone: a catalog keeps its schemas as text.
+            doc.input_schema.read(|value| {
+                let schema = schema_text(value);
+                add(&schema.names, false, field::PARAM);
+                let mut prose = schema.prose;
+                prose.push(&doc.description);
+                add(&prose, true, field::PROSE);
+            });
         }
         ix.terms = terms.finish();
         ix.surface = surface.finish();
