@@ -5,6 +5,7 @@
 #
 #   bench/load/cpu.sh                      # needs: node, npm tools (scripts/install-tools.sh)
 #   REPEATS=5 PROFILES=5 PORT=8796 INSPECTOR_PORT=9231 bench/load/cpu.sh
+#   SIZES="1000 10000 18000" bench/load/cpu.sh   # tenants' tool counts (default 1000 10000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/load/lib.sh
@@ -12,6 +13,9 @@ PORT=${PORT:-8796}
 INSPECTOR_PORT=${INSPECTOR_PORT:-9231}
 REPEATS=${REPEATS:-5}
 PROFILES=${PROFILES:-5}
+SIZES=${SIZES:-1000 10000}
+TENANTS=$(for n in $SIZES; do printf 't%s,' "$n"; done)
+TENANTS=${TENANTS%,}
 URL="http://127.0.0.1:$PORT"
 export WRANGLER_SEND_METRICS=false
 
@@ -21,8 +25,8 @@ cleanup() { [ -n "$WRANGLER_PID" ] && kill -- -"$WRANGLER_PID" 2> /dev/null || t
 trap cleanup EXIT INT TERM
 
 build_worker_if_missing "$WORK/build.log"
-step "generating tenants of 1000 and 10000 tools"
-for n in 1000 10000; do
+step "generating tenants of $SIZES tools"
+for n in $SIZES; do
   node bench/load/gen-tenant.mjs --tools "$n" --tenant "t$n" --out "$WORK/tenants/t$n" > /dev/null
 done
 
@@ -41,7 +45,7 @@ RUNTIME=$(pgrep -g "$WRANGLER_PID" -f "workerd serve.*--inspector-addr" | head -
 
 step "seeding and measuring"
 node bench/load/tenants.mjs setup --url "$URL" --admin-secret "$SECRET" --dir "$WORK/tenants" \
-  --tenants t1000,t10000 > /dev/null
+  --tenants "$TENANTS" > /dev/null
 node bench/load/cpu.mjs --url "$URL" --admin-secret "$SECRET" --dir "$WORK/tenants" \
-  --tenants t1000,t10000 --pid "$RUNTIME" --inspector "ws://127.0.0.1:$INSPECTOR_PORT/ws" \
+  --tenants "$TENANTS" --pid "$RUNTIME" --inspector "ws://127.0.0.1:$INSPECTOR_PORT/ws" \
   --repeats "$REPEATS" --profiles "$PROFILES"

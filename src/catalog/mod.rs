@@ -606,8 +606,6 @@ impl Catalog {
     }
 }
 
-/// The path of `tools[j].name` inside a private connector, for a precise collision message.
-/// Replaces each tool's `inputSchema` in a raw private connector once it has been parsed.
 /// A catalog's private connectors: each one's text, or (a catalog given as a value, or a field
 /// that is not a list) as parsed.
 enum PrivateConnectors<'a> {
@@ -657,6 +655,7 @@ fn drop_all_but_tool_names(connector: &mut Value) {
     }
 }
 
+/// The path of `tools[j].name` inside a private connector, for a precise collision message.
 fn raw_tool_index(private: &[Value], connector_path: &JsonPath, name: &str) -> Option<JsonPath> {
     let index: usize = connector_path
         .as_str()
