@@ -362,6 +362,29 @@ fn malformed_json_and_wrong_root() {
     );
 }
 
+/// Nesting past the parser's depth limit is a clear error wherever it sits (a private
+/// connector is parsed on its own, later), never a stack overflow.
+#[test]
+fn deep_nesting_is_refused_not_overflowed() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let texts = [
+        deep.clone(),
+        format!(r#"{{"schema": 1, "tenant": "acme", "private_connectors": {deep}}}"#),
+        format!(r#"{{"schema": 1, "tenant": "acme", "private_connectors": [{deep}]}}"#),
+        format!(
+            r#"{{"schema": 1, "tenant": "acme", "private_connectors": [{{"id": "x", "tools": [{{"inputSchema": {deep}}}]}}]}}"#
+        ),
+        format!(r#"{{"schema": 1, "tenant": "acme", "connections": {deep}}}"#),
+    ];
+    for text in texts {
+        let lines = Catalog::parse(&text, &directory()).unwrap_err().lines();
+        assert!(
+            lines.iter().any(|l| l.contains("recursion limit")),
+            "{lines:?}"
+        );
+    }
+}
+
 #[test]
 fn unknown_fields_are_rejected() {
     let doc = with(catalog_doc(), "/connections/0/token", json!("x"));
