@@ -37,13 +37,25 @@ fn directory_doc() -> Value {
 }
 
 fn directory() -> Directory {
-    Directory::from_value(&directory_doc()).expect("the test directory is valid")
+    let directory = Directory::from_value(&directory_doc()).expect("the test directory is valid");
+    let from_text = Directory::parse(&directory_doc().to_string()).expect("valid as text too");
+    assert_eq!(format!("{from_text:?}"), format!("{directory:?}"));
+    directory
 }
 
+/// The problems of `doc`, the same whether it is given parsed or as text (the text path parses
+/// each connector on its own, so both are checked every time).
 fn directory_errors(doc: Value) -> Vec<String> {
-    Directory::from_value(&doc)
+    let lines = Directory::from_value(&doc)
         .expect_err("expected problems")
-        .lines()
+        .lines();
+    for text in [doc.to_string(), serde_json::to_string_pretty(&doc).unwrap()] {
+        let from_text = Directory::parse(&text)
+            .expect_err("expected problems")
+            .lines();
+        assert_eq!(from_text, lines, "parsed from text: {text}");
+    }
+    lines
 }
 
 /// A directory with one connector whose first tool is replaced by `tool`.
@@ -362,6 +374,23 @@ fn malformed_json_and_wrong_root() {
     );
 }
 
+/// A directory's list of connectors missing, of the wrong type or holding non-objects: the same
+/// problems from its text as from its value (`directory_errors` checks both).
+#[test]
+fn a_directory_connector_list_that_is_not_one() {
+    assert_eq!(
+        directory_errors(json!({"schema": 1})),
+        ["connectors: required field is missing"]
+    );
+    for list in [json!(5), json!({"a": 1}), json!([1, "x", null, []])] {
+        assert!(!directory_errors(json!({"schema": 1, "connectors": list})).is_empty());
+    }
+    assert_eq!(
+        Directory::parse("[]").unwrap_err().lines(),
+        ["expected an object, got an array"]
+    );
+}
+
 /// Nesting past the parser's depth limit is a clear error wherever it sits (a private
 /// connector is parsed on its own, later), never a stack overflow.
 #[test]
@@ -376,6 +405,14 @@ fn deep_nesting_is_refused_not_overflowed() {
         ),
         format!(r#"{{"schema": 1, "tenant": "acme", "connections": {deep}}}"#),
     ];
+    let in_directory = format!(r#"{{"schema": 1, "connectors": [{deep}]}}"#);
+    let directory_lines = Directory::parse(&in_directory).unwrap_err().lines();
+    assert!(
+        directory_lines
+            .iter()
+            .any(|l| l.contains("recursion limit")),
+        "{directory_lines:?}"
+    );
     for text in texts {
         let lines = Catalog::parse(&text, &directory()).unwrap_err().lines();
         assert!(

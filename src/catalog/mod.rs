@@ -15,6 +15,7 @@ pub mod host;
 pub mod oauth_client;
 mod origin;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -52,9 +53,24 @@ impl Directory {
         Self::parse_with(text, OriginRules::STORED)
     }
 
-    /// Parses a directory being written, under the deployment's origin rules.
+    /// Parses a directory being written, under the deployment's origin rules. Its connectors
+    /// are parsed one at a time from their text, as a catalog's private connectors are.
     pub fn parse_with(text: &str, rules: OriginRules) -> Result<Directory, DocumentErrors> {
-        Self::from_value_with(&parse_json(text, "directory")?, rules)
+        const FIELD: &str = "connectors";
+        let (mut root, list) = split_list_field(text, FIELD, "directory")?;
+        let raw = match list {
+            // The root keeps an empty list in its place, for the checks of the root's fields.
+            Some(RawList::Text(items)) => {
+                insert_field(&mut root, FIELD, Value::Array(Vec::new()));
+                Some(items)
+            }
+            Some(RawList::Parsed(value)) => {
+                insert_field(&mut root, FIELD, value);
+                None
+            }
+            None => None,
+        };
+        Self::build(&root, raw, rules)
     }
 
     pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
@@ -62,6 +78,16 @@ impl Directory {
     }
 
     pub fn from_value_with(value: &Value, rules: OriginRules) -> Result<Directory, DocumentErrors> {
+        Self::build(value, None, rules)
+    }
+
+    /// The checks of a directory whose connectors are in `value`, or, when `raw` is given, are
+    /// those texts (the list in `value` is then empty).
+    fn build(
+        value: &Value,
+        raw: Option<Vec<&RawValue>>,
+        rules: OriginRules,
+    ) -> Result<Directory, DocumentErrors> {
         let mut problems = Problems::default();
         let root = JsonPath::root();
         let Some(fields) = Fields::of(value, &root, &["schema", "connectors"], &mut problems)
@@ -71,14 +97,25 @@ impl Directory {
         check_schema_version(&fields, &mut problems);
         let mut directory = Directory::default();
         let list_path = fields.path("connectors");
-        let items = fields
+        let listed = fields
             .required("connectors", &mut problems)
             .and_then(|v| expect_array(v, &list_path, &mut problems))
             .unwrap_or_default();
-        for (i, item) in items.iter().enumerate() {
+        let items: Box<dyn Iterator<Item = Result<Cow<'_, Value>, String>>> = match raw {
+            Some(raw) => Box::new(raw.into_iter().map(|r| parse_raw(r).map(Cow::Owned))),
+            None => Box::new(listed.iter().map(|v| Ok(Cow::Borrowed(v)))),
+        };
+        for (i, item) in items.enumerate() {
             let at = list_path.index(i);
+            let item = match item {
+                Ok(item) => item,
+                Err(error) => {
+                    problems.push(&at, format!("not valid JSON: {error}"));
+                    continue;
+                }
+            };
             let Some(connector) = connector::parse_connector(
-                item,
+                &item,
                 &at,
                 ConnectorSource::Directory,
                 rules,
@@ -321,7 +358,7 @@ impl Catalog {
         stored_for: Option<&str>,
         rules: OriginRules,
     ) -> Result<Catalog, DocumentErrors> {
-        let (root, private) = split_private_connectors(text)?;
+        let (root, private) = split_list_field(text, "private_connectors", "catalog")?;
         Self::build(&root, private, directory, stored_for, rules)
     }
 
@@ -334,13 +371,13 @@ impl Catalog {
         let private = value
             .as_object_mut()
             .and_then(|root| root.remove("private_connectors"))
-            .map(PrivateConnectors::Parsed);
+            .map(RawList::Parsed);
         Self::build(&value, private, directory, stored_for, rules)
     }
 
     fn build(
         value: &Value,
-        private: Option<PrivateConnectors<'_>>,
+        private: Option<RawList<'_>>,
         directory: &Directory,
         stored_for: Option<&str>,
         rules: OriginRules,
@@ -406,19 +443,13 @@ impl Catalog {
         if let Some(private) = private {
             let list_path = fields.path("private_connectors");
             let items: Box<dyn Iterator<Item = Result<Value, String>>> = match private {
-                PrivateConnectors::Parsed(Value::Array(items)) => {
-                    Box::new(items.into_iter().map(Ok))
-                }
-                PrivateConnectors::Parsed(other) => {
+                RawList::Parsed(Value::Array(items)) => Box::new(items.into_iter().map(Ok)),
+                RawList::Parsed(other) => {
                     expect_array(&other, &list_path, &mut problems);
                     Box::new(std::iter::empty())
                 }
                 // Each parsed in its turn (the text was checked as JSON already).
-                PrivateConnectors::Text(items) => Box::new(
-                    items
-                        .into_iter()
-                        .map(|raw| serde_json::from_str(raw.get()).map_err(|e| e.to_string())),
-                ),
+                RawList::Text(items) => Box::new(items.into_iter().map(parse_raw)),
             };
             for (i, item) in items.into_iter().enumerate() {
                 let at = list_path.index(i);
@@ -606,41 +637,52 @@ impl Catalog {
     }
 }
 
-/// A catalog's private connectors: each one's text, or (a catalog given as a value, or a field
-/// that is not a list) as parsed.
-enum PrivateConnectors<'a> {
+/// A document's list of connectors (a directory's, a catalog's private ones): each one's text,
+/// or (a document given as a value, or a field that is not a list) as parsed.
+enum RawList<'a> {
     Text(Vec<&'a RawValue>),
     Parsed(Value),
 }
 
-/// A catalog's text read as its root object with `private_connectors` taken out, each of its
-/// connectors left as text. Errors are the parser's, as `parse_json` reports them.
-fn split_private_connectors(
-    text: &str,
-) -> Result<(Value, Option<PrivateConnectors<'_>>), DocumentErrors> {
-    const FIELD: &str = "private_connectors";
-    let Ok(fields) = parse_json_as::<BTreeMap<String, &RawValue>>(text, "catalog") else {
+/// A document's text read as its root object with the list `field` taken out, each item of it
+/// left as text: connectors hold nearly all of a large document's bytes, and parsed whole they
+/// take ~7 times as much. Errors are the parser's, as `parse_json` reports them.
+fn split_list_field<'a>(
+    text: &'a str,
+    field: &str,
+    document: &'static str,
+) -> Result<(Value, Option<RawList<'a>>), DocumentErrors> {
+    let Ok(fields) = parse_json_as::<BTreeMap<String, &RawValue>>(text, document) else {
         // Not JSON, or not an object: parsed whole, the parser's error or the root's checks
         // say what it is, as for any document.
-        let mut value = parse_json(text, "catalog")?;
-        let private = value.as_object_mut().and_then(|root| root.remove(FIELD));
-        return Ok((value, private.map(PrivateConnectors::Parsed)));
+        let mut value = parse_json(text, document)?;
+        let list = value.as_object_mut().and_then(|root| root.remove(field));
+        return Ok((value, list.map(RawList::Parsed)));
     };
     let mut root = serde_json::Map::new();
-    let mut private = None;
+    let mut list = None;
     for (name, raw) in fields {
-        if name == FIELD {
-            private = Some(
-                match parse_json_as::<Vec<&RawValue>>(raw.get(), "catalog") {
-                    Ok(items) => PrivateConnectors::Text(items),
-                    Err(_) => PrivateConnectors::Parsed(parse_json(raw.get(), "catalog")?),
-                },
-            );
+        if name == field {
+            list = Some(match parse_json_as::<Vec<&RawValue>>(raw.get(), document) {
+                Ok(items) => RawList::Text(items),
+                Err(_) => RawList::Parsed(parse_json(raw.get(), document)?),
+            });
         } else {
-            root.insert(name, parse_json(raw.get(), "catalog")?);
+            root.insert(name, parse_json(raw.get(), document)?);
         }
     }
-    Ok((Value::Object(root), private))
+    Ok((Value::Object(root), list))
+}
+
+/// One item of a [`RawList`], parsed (its text was checked as JSON with the document's).
+fn parse_raw(raw: &RawValue) -> Result<Value, String> {
+    serde_json::from_str(raw.get()).map_err(|e| e.to_string())
+}
+
+fn insert_field(root: &mut Value, field: &str, value: Value) {
+    if let Some(fields) = root.as_object_mut() {
+        fields.insert(field.to_owned(), value);
+    }
 }
 
 /// What error paths need of a private connector once it is parsed: its tools' names, in
