@@ -39,6 +39,7 @@ pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
 /// short schemas), ~0.9 KB per tool and 4.1 bytes per byte; a copy from the documents 29.3 and
 /// 20.0 MB, ~1.4 KB per tool and 2.1 per byte. Rounded up, plus the documents themselves.
 pub const WRITE_PEAK_BYTES_PER_TOOL: usize = 1536;
+/// See [`WRITE_PEAK_BYTES_PER_TOOL`].
 pub const WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE: usize = 6;
 /// What the cache of prepared tenants may hold in one isolate (of its 128 MB).
 pub const ISOLATE_BUDGET_BYTES: usize = 120 * 1024 * 1024;

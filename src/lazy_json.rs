@@ -4,7 +4,7 @@
 //! listed, the returned, the called). A tenant read back from its compiled snapshot keeps each
 //! schema as the bytes of the text the admin write produced and parses them on first use (their
 //! UTF-8 checked then, not on reading the snapshot); a document parsed from JSON keeps each
-//! schema as its compact text too, a tenth of the parsed tree's size, so neither the admin write
+//! schema as its compact text too, several times smaller than its parsed tree, so neither the admin write
 //! that compiles a large catalog nor a copy prepared from its documents holds every schema
 //! parsed. Either way one copy is shared by every member view, listing and search index of the
 //! tenant: cloning a `LazyJson` clones a pointer.

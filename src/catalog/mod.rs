@@ -451,7 +451,7 @@ impl Catalog {
                 // Each parsed in its turn (the text was checked as JSON already).
                 RawList::Text(items) => Box::new(items.into_iter().map(parse_raw)),
             };
-            for (i, item) in items.into_iter().enumerate() {
+            for (i, item) in items.enumerate() {
                 let at = list_path.index(i);
                 let mut item = match item {
                     Ok(item) => item,
