@@ -24,11 +24,11 @@ pub const KV_CACHE_TTL_SECONDS: u64 = 60;
 /// one isolate TTL plus one KV edge-cache TTL.
 pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 1000;
 
-/// What the cache weighs a copy prepared from its documents at, per byte of them (catalog and
-/// policy): parsed documents, one member's view and its search index. Measured first at ~15 (a
-/// 10,000-tool tenant of 7.2 MB peaked at ~107 MB with the first ranker's index); since catalogs
-/// keep schemas as text and parse one private connector at a time, 4.1 (that tenant) to 7.3
-/// (short schemas) at the peak: kept at 15, a margin for the views its members add.
+/// What the cache weighs the deployment's directory prepared from its text at, per byte of it
+/// (tenants prepared from their documents are weighed by [`write_peak_bytes`] once their tool
+/// count is known). Measured first at ~15 for a tenant (7.2 MB peaked at ~107 MB with the first
+/// ranker's index); since documents keep schemas as text and are parsed one connector at a
+/// time, 4.1 to 7.3 at the peak: kept at 15, a margin.
 pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
 
 /// The admin write's memory model, per tool and per byte of the documents, of the heavier of
@@ -68,7 +68,7 @@ pub fn write_peak_bytes(tools: usize, document_bytes: usize) -> usize {
         .saturating_add(document_bytes.saturating_mul(WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE))
 }
 
-/// The estimated prepared size of a tenant whose documents take `document_bytes`.
+/// The estimated prepared size of documents taking `document_bytes` (the directory's).
 pub fn prepared_bytes(document_bytes: usize) -> usize {
     document_bytes.saturating_mul(PREPARED_BYTES_PER_DOCUMENT_BYTE)
 }
@@ -192,6 +192,19 @@ impl<T> TenantCache<T> {
         weight: usize,
         prepare: impl FnOnce() -> Result<T, E>,
     ) -> Offer<T, E> {
+        self.offer_weighed(tenant, fingerprint, now_ms, |_| weight, prepare)
+    }
+
+    /// [`TenantCache::offer`], the weight taken from the prepared copy (what it holds is known
+    /// only once it is prepared, e.g. its tool count).
+    pub fn offer_weighed<E>(
+        &mut self,
+        tenant: &str,
+        fingerprint: &str,
+        now_ms: i64,
+        weigh: impl FnOnce(&T) -> usize,
+        prepare: impl FnOnce() -> Result<T, E>,
+    ) -> Offer<T, E> {
         self.uses += 1;
         let uses = self.uses;
         if let Some(entry) = self.entries.get_mut(tenant) {
@@ -203,6 +216,7 @@ impl<T> TenantCache<T> {
         }
         match prepare() {
             Ok(value) => {
+                let weight = weigh(&value);
                 let value = Rc::new(value);
                 let entry = Entry {
                     value: value.clone(),
@@ -394,5 +408,24 @@ mod tests {
         let _ = cache.offer::<()>("big", "v1", 6, 500, || Ok("big"));
         assert_eq!(cache.held(), (500, 1));
         assert!(matches!(cache.lookup("big", 7), Lookup::Fresh(_)));
+    }
+
+    #[test]
+    fn a_copy_weighed_from_what_it_holds() {
+        let mut cache: TenantCache<Vec<u8>> = TenantCache::with_budget(1_000, 100);
+        let weigh = |v: &Vec<u8>| v.len();
+        let _ = cache.offer_weighed::<()>("a", "v1", 0, weigh, || Ok(vec![0; 30]));
+        let _ = cache.offer_weighed::<()>("b", "v1", 1, weigh, || Ok(vec![0; 60]));
+        assert_eq!(cache.held(), (90, 2));
+        // Unchanged: neither prepared nor weighed again.
+        let offer = cache.offer_weighed::<()>("a", "v1", 2, |_| panic!("weighed"), || Ok(vec![]));
+        assert!(matches!(offer, Offer::Unchanged(_)));
+        // Heavier once prepared: the least recently used other copy goes.
+        let _ = cache.offer_weighed::<()>("c", "v1", 3, weigh, || Ok(vec![0; 50]));
+        assert_eq!(cache.held(), (80, 2));
+        assert!(matches!(cache.lookup("b", 4), Lookup::Stale));
+        // A copy that fails to prepare is not weighed and changes nothing held.
+        let _ = cache.offer_weighed::<&str>("d", "v1", 5, |_| panic!("weighed"), || Err("bad"));
+        assert_eq!(cache.held(), (80, 2));
     }
 }

@@ -458,6 +458,11 @@ impl PreparedTenant {
         self.views.borrow().by_key.len()
     }
 
+    /// How many tools the catalog of this copy has.
+    pub fn tool_count(&self) -> usize {
+        self.tool_count
+    }
+
     /// The most the member views of this copy are estimated to take.
     pub fn views_budget_bytes(&self) -> usize {
         view_bytes(self.tool_count).saturating_mul(views_kept(self.tool_count))

@@ -17,8 +17,8 @@ use crate::admin::{
     DIRECTORY_KEY, DIRECTORY_SNAPSHOT_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
-    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, Lookup, Offer, TenantCache,
-    DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
+    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, write_peak_bytes, Lookup,
+    Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
 };
 use crate::tenant::{Deployment, PreparedTenant};
 
@@ -194,34 +194,39 @@ pub async fn tenant(
         (Ok(catalog), Ok(policy)) => {
             let version = tenant_version(catalog.as_deref(), policy.as_deref());
             let print = print_of(&version);
-            let weight = prepared_bytes(
-                catalog.as_deref().map_or(0, str::len) + policy.as_deref().map_or(0, str::len),
-            );
+            let document_bytes =
+                catalog.as_deref().map_or(0, str::len) + policy.as_deref().map_or(0, str::len);
+            // Weighed as the admin write estimated it, from the tools it holds.
+            let weigh = |t: &PreparedTenant| {
+                write_peak_bytes(t.tool_count(), document_bytes)
+                    .saturating_add(t.views_budget_bytes())
+            };
             TENANTS.with(|c| {
-                c.borrow_mut().offer(tenant, &print, now, weight, || {
-                    let prepared = PreparedTenant::prepare(
-                        tenant,
-                        deployment.clone(),
-                        catalog.as_deref(),
-                        policy.as_deref(),
-                        threshold,
-                    )
-                    .map_err(|e| e.to_string())?;
-                    // Without a usable snapshot the first search builds the index here.
-                    match &snapshot {
-                        Ok(Some(bytes)) => {
-                            if let Err(problem) = prepared.offer_snapshot(bytes, &version) {
-                                log_problem(tenant, "snapshot", &problem.to_string());
+                c.borrow_mut()
+                    .offer_weighed(tenant, &print, now, weigh, || {
+                        let prepared = PreparedTenant::prepare(
+                            tenant,
+                            deployment.clone(),
+                            catalog.as_deref(),
+                            policy.as_deref(),
+                            threshold,
+                        )
+                        .map_err(|e| e.to_string())?;
+                        // Without a usable snapshot the first search builds the index here.
+                        match &snapshot {
+                            Ok(Some(bytes)) => {
+                                if let Err(problem) = prepared.offer_snapshot(bytes, &version) {
+                                    log_problem(tenant, "snapshot", &problem.to_string());
+                                }
                             }
+                            Ok(None) if catalog.is_some() => {
+                                log_problem(tenant, "snapshot", "none stored")
+                            }
+                            Ok(None) => {}
+                            Err(e) => log_problem(tenant, "snapshot", e),
                         }
-                        Ok(None) if catalog.is_some() => {
-                            log_problem(tenant, "snapshot", "none stored")
-                        }
-                        Ok(None) => {}
-                        Err(e) => log_problem(tenant, "snapshot", e),
-                    }
-                    Ok(prepared)
-                })
+                        Ok(prepared)
+                    })
             })
         }
         (Err(e), _) | (_, Err(e)) => TENANTS.with(|c| c.borrow_mut().read_failed(tenant, now, e)),
