@@ -948,15 +948,17 @@ async fn perform_admin(env: &Env, config: &Config, req: &Request, plan: Plan) ->
                     }
                 }
             }
-            kv.put(&checked.key(), checked.text())?.execute().await?;
-            // Before the version key, so an isolate that sees the new version finds the
-            // snapshot compiled for it (or, while KV propagates, one it refuses by its stamp).
+            // The snapshot first: until the version key names the new documents no isolate
+            // uses it (one that reads it early refuses it by its stamp), so a write that fails
+            // here has changed nothing. Then the document, then the version key, so an isolate
+            // that sees the new version finds both.
             kv.put_bytes(
                 &admin::tenant_snapshot_key(&checked.write.tenant),
                 &checked.snapshot,
             )?
             .execute()
             .await?;
+            kv.put(&checked.key(), checked.text())?.execute().await?;
             kv.put(
                 &admin::tenant_version_key(&checked.write.tenant),
                 checked.version.as_str(),
