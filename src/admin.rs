@@ -1379,6 +1379,8 @@ mod tests {
                 connections: 0,
                 tools: 0,
                 roles: 0,
+                memory_estimate_bytes: 0,
+                memory_limit_bytes: 0,
             },
             version: String::new(),
             snapshot: Vec::new(),

@@ -666,6 +666,11 @@ pub struct Summary {
     pub connections: usize,
     pub tools: usize,
     pub roles: usize,
+    /// The estimated peak memory of preparing these documents in an isolate, members' views
+    /// included ([`crate::cache::write_peak_bytes`]): how close the tenant is to
+    /// `memory_limit_bytes`, past which a write is refused.
+    pub memory_estimate_bytes: usize,
+    pub memory_limit_bytes: usize,
 }
 
 /// Checks a full set of documents before any of them is stored: the directory, then the
@@ -732,6 +737,8 @@ pub fn check_against(
         connections: catalog.connections().len(),
         tools,
         roles: policy.roles().count(),
+        memory_estimate_bytes: prepared,
+        memory_limit_bytes: crate::cache::MAX_PREPARED_BYTES,
     };
     Ok((summary, catalog))
 }

@@ -904,7 +904,14 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
     let limit = room / WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE;
     // JSON allows any amount of whitespace: the same catalog, padded to the size that matters.
     let pad = |to: usize| format!("{catalog}{}", " ".repeat(to - catalog.len() - policy.len()));
-    assert!(check(&pad(limit)).is_ok());
+    // The summary tells an operator how close the tenant is: at the limit, within a byte's
+    // worth of it.
+    let at_limit = check(&pad(limit)).expect("fits");
+    assert_eq!(at_limit.memory_limit_bytes, MAX_PREPARED_BYTES);
+    assert!(at_limit.memory_estimate_bytes <= MAX_PREPARED_BYTES);
+    assert!(
+        at_limit.memory_estimate_bytes > MAX_PREPARED_BYTES - WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE
+    );
     let err = check(&pad(limit + 1)).unwrap_err();
     assert_eq!(err.document, "catalog");
     let message = &err.errors[0].message;

@@ -543,6 +543,9 @@ describe("catalog: bad documents", () => {
     assert.equal(put.status, 200, put.text);
     assert.ok(put.json.snapshot.bytes > 0, put.text);
     assert.equal(put.json.snapshot.tools, put.json.summary.tools, put.text);
+    // How close the tenant is to what an isolate can prepare.
+    const { memory_estimate_bytes: estimate, memory_limit_bytes: limit } = put.json.summary;
+    assert.ok(estimate > 0 && estimate < limit && limit === 120 * 1024 * 1024, put.text);
     try {
       // Damaged behind the gateway's back after the write: the next preparation refuses it.
       await kvPut(`snapshot/tenant/${TENANT}`, "FGSN not a snapshot");
