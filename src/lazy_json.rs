@@ -4,10 +4,10 @@
 //! listed, the returned, the called). A tenant read back from its compiled snapshot keeps each
 //! schema as the bytes of the text the admin write produced and parses them on first use (their
 //! UTF-8 checked then, not on reading the snapshot); a document parsed from JSON keeps each
-//! schema as its compact text too, several times smaller than its parsed tree, so neither the admin write
-//! that compiles a large catalog nor a copy prepared from its documents holds every schema
-//! parsed. Either way one copy is shared by every member view, listing and search index of the
-//! tenant: cloning a `LazyJson` clones a pointer.
+//! schema as its compact text too, several times smaller than its parsed tree, so neither the
+//! admin write that compiles a large catalog nor a copy prepared from its documents holds every
+//! schema parsed. Either way one copy is shared by every member view, listing and search index
+//! of the tenant: cloning a `LazyJson` clones a pointer.
 
 use std::sync::{Arc, OnceLock};
 
@@ -19,9 +19,10 @@ pub struct LazyJson(Arc<Cell>);
 
 #[derive(Debug)]
 struct Cell {
-    /// Text as a compiled snapshot stored it, its UTF-8 not checked yet: parsed from these
-    /// bytes (which checks them), or checked and copied into `text` when the text is asked for.
-    /// A cold copy of a large tenant reads thousands of schemas and uses a handful.
+    /// Compact text (a compiled snapshot's, or written when a document was parsed), its UTF-8
+    /// not checked yet: parsed from these bytes (which checks them), or checked and copied into
+    /// `text` when the text is asked for. A cold copy of a large tenant reads thousands of
+    /// schemas and uses a handful.
     stored: Option<Box<[u8]>>,
     text: OnceLock<Box<str>>,
     value: OnceLock<Arc<Value>>,
@@ -64,21 +65,23 @@ impl LazyJson {
     /// inside a string, which no bounds check can see) reads as `null`, which every schema
     /// check refuses and no listing mistakes for a schema.
     pub fn value(&self) -> &Arc<Value> {
-        self.0.value.get_or_init(|| {
-            let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
-            Arc::new(parsed.and_then(Result::ok).unwrap_or(Value::Null))
-        })
+        self.0.value.get_or_init(|| Arc::new(self.parse_stored()))
+    }
+
+    /// The stored bytes parsed (`null` when there are none, or they are not JSON).
+    fn parse_stored(&self) -> Value {
+        let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
+        parsed.and_then(Result::ok).unwrap_or(Value::Null)
     }
 
     /// Reads the value without keeping it: the parsed value if there is one, else a copy parsed
     /// for `read` alone and dropped after. What a pass over every schema of a catalog (building
     /// its search index) uses, so the pass does not leave every schema parsed behind it.
     pub fn read<R>(&self, read: impl FnOnce(&Value) -> R) -> R {
-        if let Some(value) = self.0.value.get() {
-            return read(value);
+        match self.0.value.get() {
+            Some(value) => read(value),
+            None => read(&self.parse_stored()),
         }
-        let parsed = self.0.stored.as_deref().map(serde_json::from_slice);
-        read(&parsed.and_then(Result::ok).unwrap_or(Value::Null))
     }
 
     /// The value as compact JSON text.

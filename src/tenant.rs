@@ -658,6 +658,13 @@ pub fn parse_tenant_documents(
     Ok((catalog, policy))
 }
 
+/// The estimated peak memory of a `tools`-tool tenant prepared from documents of
+/// `document_bytes`, its members' views included: what the admin write refuses past
+/// [`crate::cache::MAX_PREPARED_BYTES`], and what the isolate cache weighs such a copy at.
+pub fn documents_peak_bytes(tools: usize, document_bytes: usize) -> usize {
+    crate::cache::write_peak_bytes(tools, document_bytes).saturating_add(VIEW_CACHE_BYTES)
+}
+
 /// What a set of documents amounts to, for an operator's write or `floorgate validate`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
@@ -713,7 +720,7 @@ pub fn check_against(
         parse_tenant_documents(tenant, directory, catalog_json, policy_json, rules)?;
     let bytes = catalog_json.map_or(0, str::len) + policy_json.map_or(0, str::len);
     let tools = catalog.tools().count();
-    let prepared = crate::cache::write_peak_bytes(tools, bytes).saturating_add(VIEW_CACHE_BYTES);
+    let prepared = documents_peak_bytes(tools, bytes);
     if prepared > crate::cache::MAX_PREPARED_BYTES {
         const MB: usize = 1024 * 1024;
         return Err(DocumentErrors {

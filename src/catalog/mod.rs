@@ -15,7 +15,6 @@ pub mod host;
 pub mod oauth_client;
 mod origin;
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -47,6 +46,9 @@ pub struct Directory {
     by_id: BTreeMap<String, usize>,
 }
 
+/// The directory's list of connectors.
+const DIRECTORY_CONNECTORS: &str = "connectors";
+
 impl Directory {
     /// Parses and validates a directory document.
     pub fn parse(text: &str) -> Result<Directory, DocumentErrors> {
@@ -56,21 +58,8 @@ impl Directory {
     /// Parses a directory being written, under the deployment's origin rules. Its connectors
     /// are parsed one at a time from their text, as a catalog's private connectors are.
     pub fn parse_with(text: &str, rules: OriginRules) -> Result<Directory, DocumentErrors> {
-        const FIELD: &str = "connectors";
-        let (mut root, list) = split_list_field(text, FIELD, "directory")?;
-        let raw = match list {
-            // The root keeps an empty list in its place, for the checks of the root's fields.
-            Some(RawList::Text(items)) => {
-                insert_field(&mut root, FIELD, Value::Array(Vec::new()));
-                Some(items)
-            }
-            Some(RawList::Parsed(value)) => {
-                insert_field(&mut root, FIELD, value);
-                None
-            }
-            None => None,
-        };
-        Self::build(&root, raw, rules)
+        let (root, list) = split_list_field(text, DIRECTORY_CONNECTORS, "directory")?;
+        Self::build(root, list, rules)
     }
 
     pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
@@ -78,34 +67,39 @@ impl Directory {
     }
 
     pub fn from_value_with(value: &Value, rules: OriginRules) -> Result<Directory, DocumentErrors> {
-        Self::build(value, None, rules)
+        let mut root = value.clone();
+        let list = root
+            .as_object_mut()
+            .and_then(|fields| fields.remove(DIRECTORY_CONNECTORS))
+            .map(RawList::Parsed);
+        Self::build(root, list, rules)
     }
 
-    /// The checks of a directory whose connectors are in `value`, or, when `raw` is given, are
-    /// those texts (the list in `value` is then empty).
+    /// The checks of a directory: its root fields in `document`, its connectors (taken out of
+    /// it) in `list`.
     fn build(
-        value: &Value,
-        raw: Option<Vec<&RawValue>>,
+        mut document: Value,
+        list: Option<RawList<'_>>,
         rules: OriginRules,
     ) -> Result<Directory, DocumentErrors> {
+        // The list is required: an empty one stands in its place for the checks of the root.
+        if list.is_some() {
+            if let Some(fields) = document.as_object_mut() {
+                fields.insert(DIRECTORY_CONNECTORS.into(), Value::Array(Vec::new()));
+            }
+        }
         let mut problems = Problems::default();
         let root = JsonPath::root();
-        let Some(fields) = Fields::of(value, &root, &["schema", "connectors"], &mut problems)
-        else {
+        let known = &["schema", DIRECTORY_CONNECTORS];
+        let Some(fields) = Fields::of(&document, &root, known, &mut problems) else {
             return Err(problems.into_errors("directory"));
         };
         check_schema_version(&fields, &mut problems);
         let mut directory = Directory::default();
-        let list_path = fields.path("connectors");
-        let listed = fields
-            .required("connectors", &mut problems)
-            .and_then(|v| expect_array(v, &list_path, &mut problems))
-            .unwrap_or_default();
-        let items: Box<dyn Iterator<Item = Result<Cow<'_, Value>, String>>> = match raw {
-            Some(raw) => Box::new(raw.into_iter().map(|r| parse_raw(r).map(Cow::Owned))),
-            None => Box::new(listed.iter().map(|v| Ok(Cow::Borrowed(v)))),
-        };
-        for (i, item) in items.enumerate() {
+        let list_path = fields.path(DIRECTORY_CONNECTORS);
+        fields.required(DIRECTORY_CONNECTORS, &mut problems);
+        let items = list.map(|l| l.items(&list_path, &mut problems));
+        for (i, item) in items.into_iter().flatten().enumerate() {
             let at = list_path.index(i);
             let item = match item {
                 Ok(item) => item,
@@ -442,16 +436,7 @@ impl Catalog {
         let mut broken_ids: Vec<String> = Vec::new();
         if let Some(private) = private {
             let list_path = fields.path("private_connectors");
-            let items: Box<dyn Iterator<Item = Result<Value, String>>> = match private {
-                RawList::Parsed(Value::Array(items)) => Box::new(items.into_iter().map(Ok)),
-                RawList::Parsed(other) => {
-                    expect_array(&other, &list_path, &mut problems);
-                    Box::new(std::iter::empty())
-                }
-                // Each parsed in its turn (the text was checked as JSON already).
-                RawList::Text(items) => Box::new(items.into_iter().map(parse_raw)),
-            };
-            for (i, item) in items.enumerate() {
+            for (i, item) in private.items(&list_path, &mut problems).enumerate() {
                 let at = list_path.index(i);
                 let mut item = match item {
                     Ok(item) => item,
@@ -644,6 +629,28 @@ enum RawList<'a> {
     Parsed(Value),
 }
 
+impl<'a> RawList<'a> {
+    /// The items, each parsed in its turn (a text item was checked as JSON with its document;
+    /// one the parser still refuses, past its depth limit, is an error for its place). A list
+    /// that is not one is a problem at `path`, and no items.
+    fn items(
+        self,
+        path: &JsonPath,
+        problems: &mut Problems,
+    ) -> Box<dyn Iterator<Item = Result<Value, String>> + 'a> {
+        match self {
+            RawList::Text(items) => Box::new(items.into_iter().map(|raw| {
+                serde_json::from_str(raw.get()).map_err(|e: serde_json::Error| e.to_string())
+            })),
+            RawList::Parsed(Value::Array(items)) => Box::new(items.into_iter().map(Ok)),
+            RawList::Parsed(other) => {
+                expect_array(&other, path, problems);
+                Box::new(std::iter::empty())
+            }
+        }
+    }
+}
+
 /// A document's text read as its root object with the list `field` taken out, each item of it
 /// left as text: connectors hold nearly all of a large document's bytes, and parsed whole they
 /// take ~7 times as much. Errors are the parser's, as `parse_json` reports them.
@@ -672,17 +679,6 @@ fn split_list_field<'a>(
         }
     }
     Ok((Value::Object(root), list))
-}
-
-/// One item of a [`RawList`], parsed (its text was checked as JSON with the document's).
-fn parse_raw(raw: &RawValue) -> Result<Value, String> {
-    serde_json::from_str(raw.get()).map_err(|e| e.to_string())
-}
-
-fn insert_field(root: &mut Value, field: &str, value: Value) {
-    if let Some(fields) = root.as_object_mut() {
-        fields.insert(field.to_owned(), value);
-    }
 }
 
 /// What error paths need of a private connector once it is parsed: its tools' names, in

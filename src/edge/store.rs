@@ -17,10 +17,10 @@ use crate::admin::{
     DIRECTORY_KEY, DIRECTORY_SNAPSHOT_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
-    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, write_peak_bytes, Lookup,
-    Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
+    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, Lookup, Offer, TenantCache,
+    DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
 };
-use crate::tenant::{Deployment, PreparedTenant};
+use crate::tenant::{documents_peak_bytes, Deployment, PreparedTenant};
 
 pub const KV_BINDING: &str = crate::binding::KV;
 
@@ -197,10 +197,7 @@ pub async fn tenant(
             let document_bytes =
                 catalog.as_deref().map_or(0, str::len) + policy.as_deref().map_or(0, str::len);
             // Weighed as the admin write estimated it, from the tools it holds.
-            let weigh = |t: &PreparedTenant| {
-                write_peak_bytes(t.tool_count(), document_bytes)
-                    .saturating_add(t.views_budget_bytes())
-            };
+            let weigh = |t: &PreparedTenant| documents_peak_bytes(t.tool_count(), document_bytes);
             TENANTS.with(|c| {
                 c.borrow_mut()
                     .offer_weighed(tenant, &print, now, weigh, || {

@@ -61,7 +61,8 @@ pub fn stem(token: &str) -> Cow<'_, str> {
 
 /// [`stem`], remembered: requests repeat their vocabulary (`list`, `create`, `issues`) and
 /// tenants their products' labels, and one Snowball stem costs more than the rest of a word's
-/// analysis. At most [`STEMS_KEPT`] are kept per thread (then forgotten at once), so no request can grow it.
+/// analysis. At most [`STEMS_KEPT`] are kept per thread (then forgotten at once), so no
+/// request can grow it.
 pub fn stem_remembered(token: &str) -> String {
     if !stemmable(token) {
         return token.to_owned();
