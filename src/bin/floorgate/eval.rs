@@ -42,6 +42,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --others N        connectors added to the gold one in each pool (default 8)
   --guessed N       guessed-name queries per connector (default 3; 0 to skip)
   --ablation        also report the shipped rules with each refinement turned off
+  --rules LIST      with --ablation: only these v2 rules (their registry names, comma-separated),
+                    and not the first ranker's ablations: a quick A/B of one rule
   --json            print the figures as one JSON object instead of a table
   --failures        list every miss, wrong tool and opposite-action hit of the shipped ranker (v2)
                     (every set, vendor requests too), with its tokens and reason
@@ -59,6 +61,20 @@ names none: answered), an_mis (product present, its gold tools removed: answered
 
 /// The sets `--sets` can pick, in the order they are drawn and reported.
 const SETS: [&str; 3] = ["dust", "guessed", "vendor"];
+
+/// `name_anchor,head_mass`: v2 rules by their registry names, each known.
+fn parse_rules(list: &str) -> Result<Vec<&'static str>, String> {
+    list.split(',')
+        .map(str::trim)
+        .map(|name| {
+            floorgate::rank::v2::REGISTRY
+                .iter()
+                .map(|(_, known, _)| *known)
+                .find(|known| *known == name)
+                .ok_or_else(|| format!("--rules: no v2 rule is named `{name}`"))
+        })
+        .collect()
+}
 
 /// `dust,vendor`: the named sets, each known.
 fn parse_sets(list: &str) -> Result<Vec<&'static str>, String> {
@@ -119,6 +135,10 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let others: usize = args.parsed("--others")?.unwrap_or(8);
     let guessed: usize = args.parsed("--guessed")?.unwrap_or(3);
     let ablation = args.switch("--ablation");
+    let only_rules = args
+        .value("--rules")?
+        .map(|l| parse_rules(&l))
+        .transpose()?;
     let json = args.switch("--json");
     let failures = args.switch("--failures");
     let failures_of: Option<String> = args.value("--failures-of")?;
@@ -216,10 +236,12 @@ pub fn run(mut args: Args) -> Result<(), String> {
     let variants: Vec<Box<dyn Ranker>> = if ablation {
         let v1 = ablations()
             .into_iter()
+            .filter(|_| only_rules.is_none())
             .map(|(label, rules)| Box::new(Ours::new(label, &cat, rules, true)) as Box<dyn Ranker>);
         let base = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
         let v2 = floorgate::rank::v2::REGISTRY
             .iter()
+            .filter(|(_, name, _)| only_rules.as_ref().is_none_or(|only| only.contains(name)))
             .map(move |(rule, name, _)| {
                 let shipped = floorgate::rank::v2::Rules::SHIPPED;
                 let (rules, label) = if shipped.has(*rule) {
