@@ -145,6 +145,11 @@ impl<'a> Reader<'a> {
     /// damaged count cannot reserve memory the input does not hold.
     pub fn count(&mut self) -> Result<usize, Corrupt> {
         let n = self.varint()? as usize;
+        self.count_of(n)
+    }
+
+    /// `n` checked as a count of things each at least one byte long, like [`Reader::count`].
+    pub fn count_of(&self, n: usize) -> Result<usize, Corrupt> {
         if n > self.bytes.len() - self.at {
             return Err(Corrupt("a count exceeds the bytes left"));
         }

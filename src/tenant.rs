@@ -71,19 +71,21 @@ fn directory_tools(directory: &Directory) -> Vec<rank::ToolDoc> {
         .connectors()
         .iter()
         .flat_map(|connector| {
+            let label: Arc<str> = connector.label.as_str().into();
             connector
                 .tools
                 .iter()
-                .map(|tool| plain_doc(connector, tool))
+                .map(move |tool| plain_doc(&label, tool))
         })
         .collect()
 }
 
-/// A catalog or directory tool as the ranker indexes it, with no notes of any member's view.
-fn plain_doc(connector: &Connector, tool: &ToolDef) -> rank::ToolDoc {
+/// A catalog or directory tool as the ranker indexes it, with no notes of any member's view;
+/// `label` its connector's, one copy shared by the connector's tools.
+fn plain_doc(label: &Arc<str>, tool: &ToolDef) -> rank::ToolDoc {
     rank::ToolDoc {
         name: tool.name.clone(),
-        connector: connector.label.as_str().into(),
+        connector: label.clone(),
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
         destructive: tool.destructive,
@@ -155,9 +157,20 @@ fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
 /// Every tool of a catalog as the ranker indexes it, in catalog order: what the admin write
 /// compiles and what a compiled index is read back over.
 pub fn catalog_tools(catalog: &Catalog) -> Vec<rank::ToolDoc> {
+    let mut label: Option<(&Arc<Connector>, Arc<str>)> = None;
     catalog
         .tools()
-        .map(|(connector, tool)| plain_doc(connector, tool))
+        .map(|(connector, tool)| {
+            let shared = match &label {
+                Some((c, shared)) if Arc::ptr_eq(c, connector) => shared.clone(),
+                _ => {
+                    let shared: Arc<str> = connector.label.as_str().into();
+                    label = Some((connector, shared.clone()));
+                    shared
+                }
+            };
+            plain_doc(&shared, tool)
+        })
         .collect()
 }
 
@@ -471,8 +484,10 @@ impl PreparedTenant {
 
 /// The first bytes of a tenant snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"FGSN";
-/// The snapshot envelope's layout version (the compiled index inside has its own).
-pub const SNAPSHOT_FORMAT: u32 = 3;
+/// The snapshot envelope's layout version. The compiled index inside has its own, and a change
+/// of either changes this one, so an old snapshot is refused whole and rebuilt (4: the index's
+/// format 3).
+pub const SNAPSHOT_FORMAT: u32 = 4;
 
 /// Why a snapshot read from KV is not used (the index is then built from the tools).
 #[derive(Clone, Debug, PartialEq, Eq)]

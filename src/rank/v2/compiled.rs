@@ -8,10 +8,15 @@
 //! in the order they were compiled.
 //!
 //! Layout (integers little-endian, counts and ids as LEB128 varints): magic `FGIX`, format
-//! `u32`, tool count `u32`, tools digest `u64`, one name-length byte per tool, term count, then
-//! per term its text (length, UTF-8) and four posting lists (name, label, parameter, prose),
-//! each a count and strictly ascending tool ids stored as gaps. Reading checks every length and
-//! id against the bytes and the tools: damaged input is an error, never a panic.
+//! `u32`, tool count `u32`, tools digest `u64`, one name-length byte per tool, then two blocks of
+//! terms (the stemmed terms with four posting lists each: name, label, parameter, prose; then
+//! the name tokens as spelled, with one). A block is its term count, the length of all its
+//! terms' text and that text (UTF-8, terms in order), each term's length, each list's length
+//! (term by term), then every list's strictly ascending tool ids as gaps. Each part is read in
+//! bulk into the arrays [`Terms`] keeps (format 2 interleaved them term by term, which cost a
+//! UTF-8 check and a growing copy per term: half of reading the index back). Reading checks
+//! every length and id against the bytes and the tools: damaged input is an error, never a
+//! panic.
 
 use super::index::{DocId, Fnv, Index, Terms};
 use crate::packed::{Corrupt, Reader, Writer};
@@ -21,7 +26,7 @@ use crate::rank::ToolDoc;
 pub const MAGIC: [u8; 4] = *b"FGIX";
 /// The layout's version. A compiled index of another version is never read: the gateway builds
 /// the index from the tools instead (and an operator's rebuild call recompiles every tenant).
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// Why compiled bytes cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,14 +121,25 @@ impl Index {
 }
 
 fn write_terms<const K: usize>(w: &mut Writer, terms: &Terms<K>) {
-    w.len(terms.len());
-    for t in 0..terms.len() as u32 {
-        w.str(terms.text(t));
+    let count = terms.len();
+    w.len(count);
+    let text_len: usize = (0..count as u32).map(|t| terms.text(t).len()).sum();
+    w.len(text_len);
+    for t in 0..count as u32 {
+        w.out.extend_from_slice(terms.text(t).as_bytes());
+    }
+    for t in 0..count as u32 {
+        w.len(terms.text(t).len());
+    }
+    for t in 0..count as u32 {
         for k in 0..K {
-            let list = terms.list(t, k);
-            w.len(list.len());
+            w.len(terms.list(t, k).len());
+        }
+    }
+    for t in 0..count as u32 {
+        for k in 0..K {
             let mut last = None;
-            for &id in list {
+            for &id in terms.list(t, k) {
                 w.varint(last.map_or(id, |l: DocId| id - l));
                 last = Some(id);
             }
@@ -131,40 +147,71 @@ fn write_terms<const K: usize>(w: &mut Writer, terms: &Terms<K>) {
     }
 }
 
+/// Reads one [`write_terms`] block. Its parts come in bulk, each checked in one pass: the terms'
+/// text (one UTF-8 check), their lengths, every list's length, then the lists' ids.
 fn read_terms<const K: usize>(r: &mut Reader, tools: usize) -> Result<Terms<K>, CompiledError> {
     let count = r.count()?;
-    let mut terms = Terms::default();
-    terms.reserve(count);
+    let text_len = r.count()?;
+    let text = std::str::from_utf8(r.take(text_len)?)
+        .map_err(|_| CompiledError::Corrupt("the terms' text is not UTF-8"))?;
+    // Each length and list count takes at least one byte: `count` bounds them by the input.
+    let mut text_ends = Vec::with_capacity(r.count_of(count)?);
+    let mut end = 0usize;
+    let mut previous = "";
     for _ in 0..count {
-        if !terms.push_term(r.str()?) {
+        let start = end;
+        end = start
+            .checked_add(r.varint()? as usize)
+            .filter(|&e| e <= text.len() && text.is_char_boundary(e))
+            .ok_or(CompiledError::Corrupt("a term runs past the terms' text"))?;
+        let term = &text[start..end];
+        if !text_ends.is_empty() && previous >= term {
             return Err(CompiledError::Corrupt("terms out of order or repeated"));
         }
-        for _ in 0..K {
-            let n = r.count()?;
-            terms.reserve_ids(n);
-            let mut last: Option<DocId> = None;
-            for _ in 0..n {
-                let gap = r.varint()?;
-                let id = match last {
-                    None => gap,
-                    Some(_) if gap == 0 => {
-                        return Err(CompiledError::Corrupt("a posting list is not ascending"))
-                    }
-                    Some(l) => l
-                        .checked_add(gap)
-                        .ok_or(CompiledError::Corrupt("a tool id overflows"))?,
-                };
-                if id as usize >= tools {
-                    return Err(CompiledError::Corrupt("a tool id past the last tool"));
-                }
-                terms.push_id(id);
-                last = Some(id);
-            }
-            terms.end_list();
-        }
+        previous = term;
+        text_ends.push(end as u32);
     }
-    terms.index_slots();
-    Ok(terms)
+    if end != text.len() {
+        return Err(CompiledError::Corrupt(
+            "the terms' text runs past its terms",
+        ));
+    }
+    let lists = r.count_of(count.saturating_mul(K))?;
+    let mut list_ends = Vec::with_capacity(lists);
+    let mut ids_total = 0u32;
+    for _ in 0..lists {
+        ids_total = ids_total
+            .checked_add(r.varint()?)
+            .ok_or(CompiledError::Corrupt("the posting lists overflow"))?;
+        list_ends.push(ids_total);
+    }
+    // Every id takes at least one byte.
+    let mut ids: Vec<DocId> = Vec::with_capacity(r.count_of(ids_total as usize)?);
+    let mut start = 0usize;
+    for &end in &list_ends {
+        let mut next: DocId = 0;
+        for i in start..end as usize {
+            let gap = r.varint()?;
+            if i > start && gap == 0 {
+                return Err(CompiledError::Corrupt("a posting list is not ascending"));
+            }
+            let id = next
+                .checked_add(gap)
+                .ok_or(CompiledError::Corrupt("a tool id overflows"))?;
+            if id as usize >= tools {
+                return Err(CompiledError::Corrupt("a tool id past the last tool"));
+            }
+            ids.push(id);
+            next = id;
+        }
+        start = end as usize;
+    }
+    Ok(Terms::from_parts(
+        text.to_owned(),
+        text_ends,
+        list_ends,
+        ids,
+    ))
 }
 
 impl From<Corrupt> for CompiledError {

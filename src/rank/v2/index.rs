@@ -6,6 +6,7 @@
 //! capability somewhere, which words name a product).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::query::is_value_word;
 use super::text::{
@@ -152,6 +153,27 @@ impl<const K: usize> Terms<K> {
         &self.ids[start as usize..self.list_ends[i] as usize]
     }
 
+    /// Terms from their parts as a compiled index stores them, already checked: `text` the
+    /// terms' text in order, `text_ends` where each ends in it (char boundaries, ascending
+    /// terms), `list_ends` where each of the `K` lists of each term ends in `ids`.
+    pub(super) fn from_parts(
+        text: String,
+        text_ends: Vec<u32>,
+        list_ends: Vec<u32>,
+        ids: Vec<DocId>,
+    ) -> Terms<K> {
+        debug_assert_eq!(list_ends.len(), text_ends.len() * K);
+        let mut terms = Terms {
+            text,
+            text_ends,
+            list_ends,
+            ids,
+            slots: Vec::new(),
+        };
+        terms.index_slots();
+        terms
+    }
+
     /// Appends a term after every term so far; false (and nothing appended) when it does not
     /// sort after the last one. Its lists follow with [`Terms::push_list`], `K` of them.
     pub(super) fn push_term(&mut self, text: &str) -> bool {
@@ -168,16 +190,6 @@ impl<const K: usize> Terms<K> {
     pub(super) fn push_list(&mut self, ids: impl IntoIterator<Item = DocId>) {
         self.ids.extend(ids);
         self.end_list();
-    }
-
-    /// Adds a tool to the list being appended (ended by [`Terms::end_list`]).
-    pub(super) fn push_id(&mut self, id: DocId) {
-        self.ids.push(id);
-    }
-
-    /// Room for `n` more ids (a count already checked against the bytes it is read from).
-    pub(super) fn reserve_ids(&mut self, n: usize) {
-        self.ids.reserve(n);
     }
 
     pub(super) fn end_list(&mut self) {
@@ -257,9 +269,30 @@ fn spelled_as(forms: &[String], text: &str) -> bool {
         .any(|w| w == text || plural_of(w, text) || plural_of(text, w))
 }
 
-/// A connector label and the words a query must hold to name it.
+/// A connector label and the words a query must hold to name it: its words (shared by every
+/// index of the isolate that has the label, [`LabelWords::remembered`]) and what this index's
+/// tools say of them.
 #[derive(Clone, Debug)]
 pub struct Label {
+    shared: Arc<LabelWords>,
+    /// Every word of the label is also an ordinary word of other products' tool names or
+    /// parameters (`Close`: `close_issue`; `Database server`: `list_databases`, `server_info`):
+    /// a request names it only where it writes it as a name (`QueryToken::as_name`) or, for a
+    /// label of several words, as the phrase. Set by [`Index::finish`] from the index's own text.
+    pub ordinary: bool,
+}
+
+impl std::ops::Deref for Label {
+    type Target = LabelWords;
+    fn deref(&self) -> &LabelWords {
+        &self.shared
+    }
+}
+
+/// What a label's text alone gives: the same for every catalog and the directory, so worked out
+/// once per isolate and label rather than once per index.
+#[derive(Debug)]
+pub struct LabelWords {
     pub text: String,
     /// Per word of the label (stop words dropped): its whole stemmed form and its parts.
     pub words: Vec<(String, Vec<String>)>,
@@ -270,15 +303,45 @@ pub struct Label {
     /// (`pagerduty`) and its lowercase tokens (`pager`, `duty`). A product's name does not
     /// inflect, so `closed` names no `Close` though both stem to `close`.
     spelled: Vec<Vec<String>>,
-    /// Every word of the label is also an ordinary word of other products' tool names or
-    /// parameters (`Close`: `close_issue`; `Database server`: `list_databases`, `server_info`):
-    /// a request names it only where it writes it as a name (`QueryToken::as_name`) or, for a
-    /// label of several words, as the phrase. Set by [`Index::finish`] from the index's own text.
-    pub ordinary: bool,
+}
+
+/// How many labels [`LabelWords::remembered`] keeps per thread (then forgets at once): the
+/// directory's and its tenants' products, with room to spare; no catalog can grow it further.
+pub const LABELS_KEPT: usize = 1024;
+
+thread_local! {
+    static REMEMBERED_LABELS: std::cell::RefCell<FnvMap<Box<str>, Arc<LabelWords>>> =
+        std::cell::RefCell::new(FnvMap::default());
 }
 
 impl Label {
     fn new(text: &str) -> Label {
+        Label {
+            shared: LabelWords::remembered(text),
+            ordinary: false,
+        }
+    }
+}
+
+impl LabelWords {
+    /// [`LabelWords::new`], remembered per thread: tenants connect the same products, and
+    /// reading a label's words (tokens, stems, pieces) cost more than the rest of reading a
+    /// compiled index's connectors.
+    fn remembered(text: &str) -> Arc<LabelWords> {
+        REMEMBERED_LABELS.with_borrow_mut(|kept| {
+            if let Some(words) = kept.get(text) {
+                return words.clone();
+            }
+            if kept.len() >= LABELS_KEPT {
+                kept.clear();
+            }
+            let words = Arc::new(LabelWords::new(text));
+            kept.insert(text.into(), words.clone());
+            words
+        })
+    }
+
+    fn new(text: &str) -> LabelWords {
         let mut words = Vec::new();
         let mut pieces = Vec::new();
         let mut spelled = Vec::new();
@@ -309,12 +372,11 @@ impl Label {
             pieces.push(whole.clone());
             words.push((whole, parts));
         }
-        Label {
+        LabelWords {
             text: text.to_owned(),
             words,
             pieces,
             spelled,
-            ordinary: false,
         }
     }
 
@@ -779,8 +841,9 @@ impl std::fmt::Debug for Index {
 
 #[cfg(test)]
 mod label_tests {
-    use super::{Index, Label};
+    use super::{Index, Label, LabelWords, LABELS_KEPT, REMEMBERED_LABELS};
     use crate::rank::ToolDoc;
+    use std::sync::Arc;
 
     fn tool(name: &str, connector: &str) -> ToolDoc {
         ToolDoc {
@@ -876,6 +939,34 @@ mod label_tests {
         let q = ["list", "databases", "on", "the", "database", "server"];
         let in_phrase: Vec<usize> = (0..q.len()).filter(|&at| l.in_phrase(&q, at)).collect();
         assert_eq!(in_phrase, [4, 5]);
+    }
+
+    #[test]
+    fn a_labels_words_are_shared_but_what_its_pool_says_of_them_is_not() {
+        let with_github = Index::build(vec![
+            tool("list_leads", "Close"),
+            tool("close_issue", "GitHub"),
+        ]);
+        let alone = Index::build(vec![tool("list_leads", "Close"), tool("list_files", "Box")]);
+        let close = |ix: &Index| ix.labels()[ix.label_id("Close").unwrap() as usize].clone();
+        let (a, b) = (close(&with_github), close(&alone));
+        assert!(Arc::ptr_eq(&a.shared, &b.shared), "worked out once");
+        assert!(
+            a.ordinary,
+            "GitHub's `close_issue` makes it an ordinary word here"
+        );
+        assert!(!b.ordinary, "and nothing does there");
+    }
+
+    #[test]
+    fn remembered_labels_are_bounded() {
+        for i in 0..=LABELS_KEPT {
+            LabelWords::remembered(&format!("Product {i}"));
+        }
+        let kept = REMEMBERED_LABELS.with_borrow(|kept| kept.len());
+        assert!(kept <= LABELS_KEPT, "{kept} kept");
+        let again = LabelWords::remembered("Product 0");
+        assert_eq!(again.text, "Product 0");
     }
 }
 
