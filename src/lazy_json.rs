@@ -56,6 +56,12 @@ impl LazyJson {
         }))
     }
 
+    /// Whether it holds exactly these stored bytes, not parsed yet: a reader that meets the same
+    /// bytes again (most tools' absent annotations) shares this one instead of another copy.
+    pub fn is_stored(&self, bytes: &[u8]) -> bool {
+        self.0.value.get().is_none() && self.0.stored.as_deref() == Some(bytes)
+    }
+
     /// Whether both are clones of one value (what "shared, not copied" means in a test).
     pub fn ptr_eq(&self, other: &LazyJson) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -148,6 +154,16 @@ impl<'de> serde::Deserialize<'de> for LazyJson {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn stored_bytes_are_recognised_until_parsed() {
+        let lazy = LazyJson::from_stored(&b"{}"[..]);
+        assert!(lazy.is_stored(b"{}"));
+        assert!(!lazy.is_stored(b"{ }"), "the same value, other bytes");
+        assert!(!LazyJson::compact(&json!({})).is_stored(b"[]"));
+        lazy.value();
+        assert!(!lazy.is_stored(b"{}"), "parsed, it is a value now");
+    }
 
     #[test]
     fn text_is_parsed_on_first_read_only() {

@@ -260,17 +260,24 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
     };
     let n = r.count()?;
     let mut tools = Vec::with_capacity(n);
+    // Most tools have no annotations, or their neighbours' (`{}`): one copy for a run of them.
+    let mut last_annotations: Option<LazyJson> = None;
     for _ in 0..n {
         // Schemas and annotations stay bytes until used (`LazyJson::from_stored`): most of a
         // snapshot, and a cold copy uses few of them.
         let (name, description) = (r.str()?, r.str()?);
         let (schema, annotations) = (r.bytes()?, r.bytes()?);
+        let annotations = match last_annotations {
+            Some(last) if last.is_stored(annotations) => last,
+            _ => LazyJson::from_stored(annotations),
+        };
+        last_annotations = Some(annotations.clone());
         let hints = read_hint_bits(r.u8()?)?;
         tools.push(ToolDef {
             name: name.into(),
             description: description.into(),
             input_schema: LazyJson::from_stored(schema),
-            annotations: LazyJson::from_stored(annotations),
+            annotations,
             destructive: hints.0,
             read_only: hints.1,
             operation: if r.bool()? {
