@@ -22,6 +22,9 @@ pub enum CallError {
     FrozenConflict { field: String, frozen: Value },
     /// The tool is listed but its connector declares no HTTP operation for it.
     NoOperation { name: String },
+    /// Its operation, stored in the tenant's compiled snapshot, does not decode. The bytes were
+    /// checked when the snapshot was read, so only a fault of the gateway's own gives this.
+    OperationUnreadable { name: String },
 }
 
 impl fmt::Display for CallError {
@@ -37,6 +40,11 @@ impl fmt::Display for CallError {
             CallError::NoOperation { name } => write!(
                 f,
                 "tool {} cannot run: its connector declares no HTTP operation for it",
+                quote(name)
+            ),
+            CallError::OperationUnreadable { name } => write!(
+                f,
+                "tool {} cannot run: its operation in the tenant's compiled snapshot is damaged; an operator can rebuild it (POST /admin/v1/versions/rebuild)",
                 quote(name)
             ),
         }

@@ -82,6 +82,11 @@ impl<'a> Reader<'a> {
         self.at
     }
 
+    /// The bytes read since `start` (a [`Reader::position`] of this reader).
+    pub fn since(&self, start: usize) -> &'a [u8] {
+        &self.bytes[start.min(self.at)..self.at]
+    }
+
     pub fn at_end(&self) -> bool {
         self.at == self.bytes.len()
     }

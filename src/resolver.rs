@@ -411,8 +411,12 @@ impl MemberView {
         };
         let operation = tool
             .operation
-            .clone()
+            .as_ref()
             .ok_or_else(|| CallError::NoOperation {
+                name: tool.name.to_string(),
+            })?
+            .get()
+            .map_err(|_| CallError::OperationUnreadable {
                 name: tool.name.to_string(),
             })?;
 

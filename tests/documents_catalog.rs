@@ -114,7 +114,7 @@ fn a_valid_catalog_parses_into_typed_values() {
     assert_eq!(connector.id, "notion");
     assert_eq!(connector.auth, AuthScheme::Bearer);
     assert_eq!(connector.origin.to_string(), "https://api.notion.example");
-    let op = tool.operation.as_ref().unwrap();
+    let op = tool.operation.as_ref().unwrap().get().unwrap();
     assert_eq!(op.method, Method::Get);
     assert_eq!(op.path_params().collect::<Vec<_>>(), ["id"]);
     assert!(

@@ -387,6 +387,14 @@ fn read_from_a_snapshot_a_schema_is_parsed_only_when_used() {
     );
     assert!(fetch_file.input_schema.is_parsed());
     assert!(!remove_file.input_schema.is_parsed());
+    // Operations stay the snapshot's bytes too, and decode to what the documents say.
+    let operation = fetch_file.operation.as_ref().unwrap();
+    assert!(!operation.is_decoded());
+    let parsed = prepared(&d);
+    let (_, parsed_fetch) = parsed.catalog.tool("fetch_file").unwrap();
+    let parsed_operation = parsed_fetch.operation.as_ref().unwrap();
+    assert!(parsed_operation.is_decoded());
+    assert_eq!(operation.get(), parsed_operation.get());
 }
 
 #[test]

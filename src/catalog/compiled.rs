@@ -15,11 +15,12 @@
 
 use std::sync::Arc;
 
+use super::connector::OperationForm;
 use super::oauth_client::{ClientAuth, Endpoint, OAuthClient};
 use super::{
     AccountKind, ArgPlace, AuthScheme, Catalog, Connection, ConnectionStatus, Connector,
-    ConnectorSource, Directory, Method, Operation, Origin, PathPart, Scheme, ToolDef, ToolRef,
-    ToolsByName,
+    ConnectorSource, Directory, Method, Operation, Origin, PathPart, Scheme, ToolDef,
+    ToolOperation, ToolRef, ToolsByName,
 };
 use crate::lazy_json::LazyJson;
 use crate::packed::{Corrupt, Reader, Writer};
@@ -217,11 +218,15 @@ fn put_connector(w: &mut Writer, c: &Connector) {
         w.str(tool.input_schema.text());
         w.str(tool.annotations.text());
         w.u8(hint_bits(tool.destructive, tool.read_only));
-        match &tool.operation {
+        match tool.operation.as_ref().map(|op| &op.0) {
             None => w.u8(0),
-            Some(op) => {
+            Some(OperationForm::Decoded(op)) => {
                 w.u8(1);
                 put_operation(w, op);
+            }
+            Some(OperationForm::Compiled(bytes)) => {
+                w.u8(1);
+                w.out.extend_from_slice(bytes);
             }
         }
     }
@@ -281,7 +286,11 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
             destructive: hints.0,
             read_only: hints.1,
             operation: if r.bool()? {
-                Some(read_operation(r)?)
+                let start = r.position();
+                check_operation(r)?;
+                Some(ToolOperation(OperationForm::Compiled(
+                    r.since(start).into(),
+                )))
             } else {
                 None
             },
@@ -400,6 +409,60 @@ fn put_operation(w: &mut Writer, op: &Operation) {
     put_strings(w, &op.multi_segment);
 }
 
+impl ToolOperation {
+    /// The operation, decoded now if a snapshot stored it. Its bytes were checked when the
+    /// snapshot was read ([`check_operation`]), so this fails only on bytes changed since.
+    pub fn get(&self) -> Result<Operation, Corrupt> {
+        match &self.0 {
+            OperationForm::Decoded(op) => Ok(Operation::clone(op)),
+            OperationForm::Compiled(bytes) => {
+                let mut r = Reader::new(bytes);
+                let op = read_operation(&mut r)?;
+                if !r.at_end() {
+                    return Err(Corrupt("bytes past an operation"));
+                }
+                Ok(op)
+            }
+        }
+    }
+}
+
+/// Equal when they decode to the same operation (an unreadable one equals nothing).
+impl PartialEq for ToolOperation {
+    fn eq(&self, other: &ToolOperation) -> bool {
+        matches!((self.get(), other.get()), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
+/// What [`read_operation`] reads, checked and skipped without building it: every length, text
+/// and tag [`read_operation`] would refuse is refused here.
+fn check_operation(r: &mut Reader<'_>) -> Result<(), Corrupt> {
+    if r.u8()? > 4 {
+        return Err(Corrupt("an unknown HTTP method"));
+    }
+    r.str()?;
+    for _ in 0..r.count()? {
+        if r.u8()? > 1 {
+            return Err(Corrupt("an unknown path part"));
+        }
+        r.str()?;
+    }
+    for _ in 0..3 {
+        check_strings(r)?;
+    }
+    if r.u8()? > 1 {
+        return Err(Corrupt("an unknown argument place"));
+    }
+    check_strings(r)
+}
+
+fn check_strings(r: &mut Reader<'_>) -> Result<(), Corrupt> {
+    for _ in 0..r.count()? {
+        r.str()?;
+    }
+    Ok(())
+}
+
 fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
     let method = match r.u8()? {
         0 => Method::Get,
@@ -437,7 +500,60 @@ fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
 
 #[cfg(test)]
 mod tests {
-    use super::{hint_bits, read_hint_bits};
+    use super::{check_operation, hint_bits, put_operation, read_hint_bits};
+    use super::{ArgPlace, Method, Operation, OperationForm, PathPart, ToolOperation};
+    use crate::packed::{Reader, Writer};
+
+    fn operations() -> Vec<Operation> {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        vec![
+            Operation {
+                method: Method::Get,
+                path: "/items".into(),
+                path_parts: vec![PathPart::Literal("/items".into())],
+                query: vec![],
+                body: vec![],
+                headers: vec![],
+                rest: ArgPlace::Query,
+                multi_segment: vec![],
+            },
+            Operation {
+                method: Method::Delete,
+                path: "/folders/{path}/notes/{id}".into(),
+                path_parts: vec![
+                    PathPart::Literal("/folders/".into()),
+                    PathPart::Param("path".into()),
+                    PathPart::Literal("/notes/".into()),
+                    PathPart::Param("id".into()),
+                ],
+                query: strings(&["draft", "vérifié"]),
+                body: strings(&["title", "tags"]),
+                headers: strings(&["X-Trace"]),
+                rest: ArgPlace::Body,
+                multi_segment: strings(&["path"]),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_stored_operation_is_checked_whole_and_decodes_to_what_was_written() {
+        for op in operations() {
+            let mut w = Writer::default();
+            put_operation(&mut w, &op);
+            let mut r = Reader::new(&w.out);
+            assert_eq!(check_operation(&mut r), Ok(()));
+            assert!(r.at_end(), "the check reads exactly what was written");
+            let stored = ToolOperation(OperationForm::Compiled(w.out.clone().into()));
+            assert_eq!(stored.get(), Ok(op.clone()));
+            assert_eq!(stored, ToolOperation::new(op.clone()));
+            for len in 0..w.out.len() {
+                assert!(check_operation(&mut Reader::new(&w.out[..len])).is_err());
+            }
+            let mut other_method = w.out.clone();
+            other_method[0] = 9;
+            assert!(check_operation(&mut Reader::new(&other_method)).is_err());
+        }
+    }
 
     #[test]
     fn annotation_hints_read_back_and_old_bytes_read_the_same() {

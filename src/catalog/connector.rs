@@ -46,6 +46,29 @@ pub enum ArgPlace {
     Body,
 }
 
+/// A tool's [`Operation`]: as parsed from a document, or as a compiled snapshot stored it (its
+/// bytes checked when the snapshot was read, decoded when a call needs it: a cold copy reads
+/// thousands of tools and calls a few). Clones share it.
+#[derive(Debug, Clone)]
+pub struct ToolOperation(pub(crate) OperationForm);
+
+#[derive(Debug, Clone)]
+pub(crate) enum OperationForm {
+    Decoded(Arc<Operation>),
+    Compiled(Arc<[u8]>),
+}
+
+impl ToolOperation {
+    pub fn new(operation: Operation) -> ToolOperation {
+        ToolOperation(OperationForm::Decoded(Arc::new(operation)))
+    }
+
+    /// Whether it is held decoded (parsed from a document) rather than as a snapshot's bytes.
+    pub fn is_decoded(&self) -> bool {
+        matches!(self.0, OperationForm::Decoded(_))
+    }
+}
+
 /// The HTTP request a tool makes, relative to its connector's origin and base path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Operation {
@@ -91,7 +114,7 @@ pub struct ToolDef {
     /// Its annotations' `readOnlyHint`, when they have one (known without reading them).
     pub read_only: Option<bool>,
     /// `None` for directory tools that are listed but cannot run.
-    pub operation: Option<Operation>,
+    pub operation: Option<ToolOperation>,
 }
 
 /// Where a connector was defined.
@@ -389,12 +412,12 @@ fn parse_tool(
             }
             None
         }
-        Some(v) => Some(parse_operation(
+        Some(v) => Some(ToolOperation::new(parse_operation(
             v,
             &fields.path("operation"),
             input_schema,
             problems,
-        )?),
+        )?)),
     };
     Some(ToolDef {
         name: name?.into(),

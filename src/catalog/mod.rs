@@ -26,7 +26,7 @@ pub use crate::accounts::AccountKind;
 pub use compiled::CompiledCatalogError;
 pub use connector::{
     destroys, is_valid_tool_name, ArgPlace, AuthScheme, Connector, ConnectorSource, Operation,
-    ToolDef,
+    ToolDef, ToolOperation,
 };
 pub use doc::{kind_of, DocumentError, DocumentErrors, JsonPath};
 pub use origin::{path_has_prefix, Method, Origin, OriginRules, PathPart, Scheme};

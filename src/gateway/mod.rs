@@ -129,7 +129,9 @@ fn done_json(value: Value) -> HostCall<Effect> {
 /// Maps a refusal to what the caller sees. Unknown and hidden tools share one message.
 pub fn call_error(error: CallError) -> Result<CallToolResult, RpcError> {
     match error {
-        CallError::NoOperation { .. } => Ok(CallToolResult::error(error.to_string())),
+        CallError::NoOperation { .. } | CallError::OperationUnreadable { .. } => {
+            Ok(CallToolResult::error(error.to_string()))
+        }
         CallError::UnknownTool { .. }
         | CallError::InvalidArguments(_)
         | CallError::FrozenConflict { .. } => Err(RpcError::invalid_params(error.to_string())),
