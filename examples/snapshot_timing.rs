@@ -19,9 +19,12 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Allocations made (a wasm isolate's allocator is slower per call than the host's).
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
         PEAK.fetch_max(live, Ordering::Relaxed);
         unsafe { System.alloc(layout) }
@@ -122,31 +125,46 @@ fn main() {
     );
     json_memory(tenant, &deployment, (&catalog, &policy), (member, role));
     for _ in 0..3 {
-        let started = Instant::now();
+        let from_json = {
+            let started = Instant::now();
+            drop(from_documents(tenant, &deployment, &catalog, &policy));
+            started.elapsed()
+        };
+        // Each phase of a cold search (the copy dropped last, as a renewed copy replaces it),
+        // timed and its allocations counted.
+        let mut phases: Vec<(&str, std::time::Duration, usize)> = Vec::new();
+        let mut started = (Instant::now(), ALLOCATIONS.load(Ordering::Relaxed));
+        let mut lap = |phase: &'static str| {
+            let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+            phases.push((phase, started.0.elapsed(), allocations - started.1));
+            started = (Instant::now(), ALLOCATIONS.load(Ordering::Relaxed));
+        };
         let prepared =
             PreparedTenant::from_snapshot(tenant, deployment.clone(), &snapshot, &version, 30)
                 .expect("a fresh snapshot");
-        let from_snapshot = started.elapsed();
-        let started = Instant::now();
+        lap("from snapshot");
         let view = prepared.view(member, role).expect("the member's role");
-        let view_time = started.elapsed();
-        let started = Instant::now();
+        lap("view");
         let (index, visible) = prepared.search_pool(&view);
-        let pool = started.elapsed();
-        let started = Instant::now();
+        lap("search pool");
         let request = Request {
             directory: Some(&prepared.deployment.search_directory),
             ..Request::new("create a github issue")
         };
-        let answer = v2::search(index, visible, &request);
-        let search = started.elapsed();
-        let started = Instant::now();
-        let from_json = from_documents(tenant, &deployment, &catalog, &policy);
-        let json = started.elapsed();
-        drop(from_json);
+        let results = v2::search(index, visible, &request).results.len();
+        lap("first search");
+        drop(view);
+        drop(prepared);
+        lap("drop");
+        let total: std::time::Duration = phases.iter().map(|p| p.1).sum();
+        let allocations: usize = phases.iter().map(|p| p.2).sum();
+        let phases: Vec<String> = phases
+            .iter()
+            .map(|(phase, time, n)| format!("{phase} {time:?} ({n} allocations)"))
+            .collect();
         println!(
-            "from snapshot {from_snapshot:?}, view {view_time:?}, search pool {pool:?}, search {search:?} ({} results) | prepare from JSON {json:?}",
-            answer.results.len()
+            "{} | cold total {total:?}, {allocations} allocations; {results} results | prepare from JSON {from_json:?}",
+            phases.join(", ")
         );
     }
 }
