@@ -194,7 +194,7 @@ impl MemberView {
                 // One copy of the connector's id and label for all its tools.
                 let names = ConnectorNames {
                     id: connector.id.as_str().into(),
-                    label: connector.label.as_str().into(),
+                    label: connector.label.clone(),
                     connection_labels: usable.iter().map(|c| c.label.clone()).collect(),
                 };
                 for tool in &connector.tools {
@@ -206,7 +206,7 @@ impl MemberView {
             }
             view.connectors.push(VisibleConnector {
                 id: connector.id.clone(),
-                label: connector.label.clone(),
+                label: connector.label.to_string(),
                 connectable: view.access.allows_connect(&connector.id),
                 advertised_tools: view.tools.len() - before,
             });

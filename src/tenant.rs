@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::catalog::{Catalog, Connector, Directory, DocumentErrors, OriginRules, ToolDef};
+use crate::catalog::{Catalog, Directory, DocumentErrors, OriginRules, ToolDef};
 use crate::mcp::Tool;
 use crate::packed;
 use crate::policy::Policy;
@@ -71,17 +71,16 @@ fn directory_tools(directory: &Directory) -> Vec<rank::ToolDoc> {
         .connectors()
         .iter()
         .flat_map(|connector| {
-            let label: Arc<str> = connector.label.as_str().into();
             connector
                 .tools
                 .iter()
-                .map(move |tool| plain_doc(&label, tool))
+                .map(|tool| plain_doc(&connector.label, tool))
         })
         .collect()
 }
 
 /// A catalog or directory tool as the ranker indexes it, with no notes of any member's view;
-/// `label` its connector's, one copy shared by the connector's tools.
+/// `label` its connector's (shared, not copied).
 fn plain_doc(label: &Arc<str>, tool: &ToolDef) -> rank::ToolDoc {
     rank::ToolDoc {
         name: tool.name.clone(),
@@ -157,20 +156,9 @@ fn view_tools(view: &MemberView) -> Vec<rank::ToolDoc> {
 /// Every tool of a catalog as the ranker indexes it, in catalog order: what the admin write
 /// compiles and what a compiled index is read back over.
 pub fn catalog_tools(catalog: &Catalog) -> Vec<rank::ToolDoc> {
-    let mut label: Option<(&Arc<Connector>, Arc<str>)> = None;
     catalog
         .tools()
-        .map(|(connector, tool)| {
-            let shared = match &label {
-                Some((c, shared)) if Arc::ptr_eq(c, connector) => shared.clone(),
-                _ => {
-                    let shared: Arc<str> = connector.label.as_str().into();
-                    label = Some((connector, shared.clone()));
-                    shared
-                }
-            };
-            plain_doc(&shared, tool)
-        })
+        .map(|(connector, tool)| plain_doc(&connector.label, tool))
         .collect()
 }
 

@@ -464,8 +464,9 @@ fn members_views_share_the_catalogs_text_rather_than_copy_it() {
             continue;
         };
         for tool in view.view.tools() {
-            let (_, def) = tenant.catalog.tool(&tool.name).unwrap();
+            let (connector, def) = tenant.catalog.tool(&tool.name).unwrap();
             assert!(Arc::ptr_eq(&tool.name, &def.name), "{}", tool.name);
+            assert!(Arc::ptr_eq(&tool.connector_label, &connector.label));
             if tool.note_values.is_empty() {
                 // No gateway notes: the catalog's own description, not a copy.
                 assert!(Arc::ptr_eq(&tool.description, &def.description));

@@ -298,7 +298,7 @@ fn read_connector(r: &mut Reader<'_>) -> Result<Connector, Corrupt> {
     }
     Ok(Connector {
         id,
-        label,
+        label: label.into(),
         origin,
         base_path,
         auth,

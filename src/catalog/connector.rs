@@ -128,7 +128,8 @@ pub enum ConnectorSource {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connector {
     pub id: String,
-    pub label: String,
+    /// Shared by the search index and every member view built from the connector.
+    pub label: Arc<str>,
     pub origin: Origin,
     /// `""` or a path like `/v1` with no trailing slash; every outbound path starts with it.
     pub base_path: String,
@@ -222,7 +223,7 @@ pub(crate) fn parse_connector(
         .unwrap_or_default();
     Some(Connector {
         id: id?.to_owned(),
-        label: label?.to_owned(),
+        label: label?.into(),
         origin: origin?,
         base_path: base_path?,
         oauth: auth.as_ref().and_then(|(_, oauth)| oauth.clone()),

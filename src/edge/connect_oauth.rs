@@ -149,7 +149,7 @@ pub(super) async fn shared_target(
     let label = found.map_or_else(|| connection.to_owned(), |c| c.label.clone());
     let connector_label = found
         .and_then(|c| prepared.catalog.connector(&c.connector))
-        .map_or_else(String::new, |c| c.label.clone());
+        .map_or_else(String::new, |c| c.label.to_string());
     Ok(SharedTarget {
         client,
         label,
