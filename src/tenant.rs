@@ -180,7 +180,7 @@ impl SharedIndex {
         for tool in view.tools() {
             let guess = (next < self.index.len() as DocId)
                 .then_some(next)
-                .filter(|&d| self.index.doc(d).name == tool.name);
+                .filter(|&d| same_text(&self.index.doc(d).name, &tool.name));
             // Names are unique per tenant; `by_name` matches them case-insensitively.
             let id = match guess {
                 Some(d) => d,
@@ -188,14 +188,14 @@ impl SharedIndex {
                     .index
                     .by_name(&tool.name)
                     .iter()
-                    .find(|&&d| self.index.doc(d).name == tool.name)?,
+                    .find(|&&d| same_text(&self.index.doc(d).name, &tool.name))?,
             };
             next = id + 1;
             let doc = self.index.doc(id);
             let same = tool.note_values.is_empty()
                 && doc.input_schema.ptr_eq(&tool.input_schema)
-                && doc.description == tool.description
-                && doc.connector == tool.connector_label;
+                && same_text(&doc.description, &tool.description)
+                && same_text(&doc.connector, &tool.connector_label);
             if !same {
                 return None;
             }
@@ -203,6 +203,13 @@ impl SharedIndex {
         }
         Some(rank::v2::Visible::from_ids(&self.index, ids))
     }
+}
+
+/// Whether two shared texts are equal: the same copy, or the same text. `Arc<str>`'s own `==`
+/// always compares the text (std's pointer shortcut is for sized values only), and a view's
+/// texts are almost always its catalog's own copies.
+fn same_text(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 /// What the member views of one prepared copy may take together: past it the least recently
