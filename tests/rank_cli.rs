@@ -107,6 +107,17 @@ fn bad_input_is_a_clear_error_never_a_panic() {
             "unknown option `--bogus`",
         ),
         (&["nope"], "unknown command"),
+        (
+            &[
+                "eval",
+                "--data",
+                "/nonexistent",
+                "--ablation",
+                "--rules",
+                "name_anchor,nope",
+            ],
+            "--rules: no v2 rule is named `nope`",
+        ),
     ];
     for (args, want) in cases {
         let out = floorgate(args);
@@ -115,6 +126,42 @@ fn bad_input_is_a_clear_error_never_a_panic() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+/// `eval --ablation --rules` measures only the named v2 rules, and none of the first ranker's.
+#[test]
+fn eval_ablation_of_named_rules_only() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval");
+    let catalog = format!("{fixtures}/catalog.jsonl");
+    let queries = format!("{fixtures}/dust_connector_queries.jsonl");
+    let out = floorgate(&[
+        "eval",
+        "--catalog",
+        &catalog,
+        "--queries",
+        &queries,
+        "--guessed",
+        "0",
+        "--ablation",
+        "--rules",
+        "name_anchor,product_slot",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let variants: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.find("v2 - ").or(l.find("v2 + ")).map(|at| &l[at..]))
+        .map(|l| l.split_whitespace().take(3).last().unwrap())
+        .collect();
+    assert_eq!(
+        variants.into_iter().collect::<Vec<_>>(),
+        ["name_anchor", "product_slot"],
+        "{text}"
+    );
 }
 
 /// `eval --seeds` runs each seed and prints their mean: the held-out check in one command.
