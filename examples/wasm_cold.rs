@@ -71,6 +71,18 @@ pub extern "C" fn setup() -> usize {
     len
 }
 
+/// A copy prepared from the snapshot's bytes, as an isolate without one does.
+fn prepare(b: &Bench) -> Option<PreparedTenant> {
+    PreparedTenant::from_snapshot(
+        &b.tenant,
+        b.deployment.clone(),
+        &b.snapshot,
+        &b.version,
+        floorgate::resolver::DEFAULT_COLLAPSE_THRESHOLD,
+    )
+    .ok()
+}
+
 fn search(prepared: &PreparedTenant) -> usize {
     let Ok(view) = prepared.view("loader", "all") else {
         return usize::MAX;
@@ -89,17 +101,9 @@ fn search(prepared: &PreparedTenant) -> usize {
 #[no_mangle]
 pub extern "C" fn cold() -> usize {
     BENCH.with_borrow(|b| {
-        let Some(b) = b else { return usize::MAX };
-        let Ok(prepared) = PreparedTenant::from_snapshot(
-            &b.tenant,
-            b.deployment.clone(),
-            &b.snapshot,
-            &b.version,
-            floorgate::resolver::DEFAULT_COLLAPSE_THRESHOLD,
-        ) else {
-            return usize::MAX;
-        };
-        search(&prepared)
+        b.as_ref()
+            .and_then(prepare)
+            .map_or(usize::MAX, |p| search(&p))
     })
 }
 
@@ -109,14 +113,7 @@ pub extern "C" fn warm() -> usize {
     BENCH.with_borrow_mut(|b| {
         let Some(b) = b else { return usize::MAX };
         if b.warm.is_none() {
-            b.warm = PreparedTenant::from_snapshot(
-                &b.tenant,
-                b.deployment.clone(),
-                &b.snapshot,
-                &b.version,
-                floorgate::resolver::DEFAULT_COLLAPSE_THRESHOLD,
-            )
-            .ok();
+            b.warm = prepare(b);
         }
         b.warm.as_ref().map_or(usize::MAX, search)
     })

@@ -534,8 +534,8 @@ pub fn compile_snapshot(
     let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
     let mut compiled_catalog = packed::Writer::default();
     catalog.compile_into(&mut compiled_catalog);
-    // Written once into a buffer of its final size: a large catalog's snapshot is never held
-    // twice beside the parts it is made of.
+    // Written straight into the envelope, a buffer of its final size: the body is not copied
+    // again (the compiled catalog's own bytes are dropped as soon as they are in).
     let policy_bytes = policy_json.map_or(0, str::len) + 8;
     let body_bytes = compiled_catalog.out.len() + 8 + policy_bytes + index.len();
     let mut out = envelope_with_capacity(version, directory_version, body_bytes);

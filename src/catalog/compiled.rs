@@ -411,7 +411,8 @@ fn put_operation(w: &mut Writer, op: &Operation) {
 
 impl ToolOperation {
     /// The operation, decoded now if a snapshot stored it. Its bytes were checked when the
-    /// snapshot was read ([`check_operation`]), so this fails only on bytes changed since.
+    /// snapshot was read ([`check_operation`]), so this fails only if the check and the decoder
+    /// ever disagreed: a fault of the gateway's own.
     pub fn get(&self) -> Result<Operation, Corrupt> {
         match &self.0 {
             OperationForm::Decoded(op) => Ok(Operation::clone(op)),
@@ -437,23 +438,46 @@ impl PartialEq for ToolOperation {
 /// What [`read_operation`] reads, checked and skipped without building it: every length, text
 /// and tag [`read_operation`] would refuse is refused here.
 fn check_operation(r: &mut Reader<'_>) -> Result<(), Corrupt> {
-    if r.u8()? > 4 {
-        return Err(Corrupt("an unknown HTTP method"));
-    }
+    method_of(r.u8()?)?;
     r.str()?;
     for _ in 0..r.count()? {
-        if r.u8()? > 1 {
-            return Err(Corrupt("an unknown path part"));
-        }
+        is_param_part(r.u8()?)?;
         r.str()?;
     }
     for _ in 0..3 {
         check_strings(r)?;
     }
-    if r.u8()? > 1 {
-        return Err(Corrupt("an unknown argument place"));
-    }
+    arg_place_of(r.u8()?)?;
     check_strings(r)
+}
+
+/// The tags of an operation's bytes, shared by [`read_operation`] and [`check_operation`] (and
+/// written by [`put_operation`]).
+fn method_of(tag: u8) -> Result<Method, Corrupt> {
+    Ok(match tag {
+        0 => Method::Get,
+        1 => Method::Post,
+        2 => Method::Put,
+        3 => Method::Patch,
+        4 => Method::Delete,
+        _ => return Err(Corrupt("an unknown HTTP method")),
+    })
+}
+
+fn is_param_part(tag: u8) -> Result<bool, Corrupt> {
+    match tag {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(Corrupt("an unknown path part")),
+    }
+}
+
+fn arg_place_of(tag: u8) -> Result<ArgPlace, Corrupt> {
+    match tag {
+        0 => Ok(ArgPlace::Query),
+        1 => Ok(ArgPlace::Body),
+        _ => Err(Corrupt("an unknown argument place")),
+    }
 }
 
 fn check_strings(r: &mut Reader<'_>) -> Result<(), Corrupt> {
@@ -464,22 +488,17 @@ fn check_strings(r: &mut Reader<'_>) -> Result<(), Corrupt> {
 }
 
 fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
-    let method = match r.u8()? {
-        0 => Method::Get,
-        1 => Method::Post,
-        2 => Method::Put,
-        3 => Method::Patch,
-        4 => Method::Delete,
-        _ => return Err(Corrupt("an unknown HTTP method")),
-    };
+    let method = method_of(r.u8()?)?;
     let path = r.str()?.to_owned();
     let n = r.count()?;
     let mut path_parts = Vec::with_capacity(n);
     for _ in 0..n {
-        path_parts.push(match r.u8()? {
-            0 => PathPart::Literal(r.str()?.to_owned()),
-            1 => PathPart::Param(r.str()?.to_owned()),
-            _ => return Err(Corrupt("an unknown path part")),
+        let param = is_param_part(r.u8()?)?;
+        let text = r.str()?.to_owned();
+        path_parts.push(if param {
+            PathPart::Param(text)
+        } else {
+            PathPart::Literal(text)
         });
     }
     Ok(Operation {
@@ -489,11 +508,7 @@ fn read_operation(r: &mut Reader<'_>) -> Result<Operation, Corrupt> {
         query: read_strings(r)?,
         body: read_strings(r)?,
         headers: read_strings(r)?,
-        rest: match r.u8()? {
-            0 => ArgPlace::Query,
-            1 => ArgPlace::Body,
-            _ => return Err(Corrupt("an unknown argument place")),
-        },
+        rest: arg_place_of(r.u8()?)?,
         multi_segment: read_strings(r)?,
     })
 }
