@@ -210,12 +210,13 @@ pub fn compile_against(
     let rules = OriginRules::STORED;
     let (_, parsed) = crate::tenant::check_against(tenant, directory, catalog, policy, rules)
         .map_err(|e| e.lines())?;
-    Ok(crate::tenant::compile_snapshot(
+    crate::tenant::compile_snapshot(
         &parsed,
         policy,
         &tenant_version(catalog, policy),
         directory_version,
-    ))
+    )
+    .map_err(|e| e.lines())
 }
 
 /// The KV key of the directory's snapshot (`tenant::compile_directory_snapshot`): written with
@@ -223,13 +224,11 @@ pub fn compile_against(
 pub const DIRECTORY_SNAPSHOT_KEY: &str = "snapshot/directory";
 
 /// The directory's snapshot compiled from its text as stored (`None`: the empty directory);
-/// `None` when the text does not parse (it was checked when written; the rebuild call says so).
+/// `None` when the text does not parse or its snapshot would pass one KV value (both were
+/// checked when it was written): isolates then build its index from the text.
 pub fn compile_directory(text: Option<&str>) -> Option<Vec<u8>> {
     let parsed = Directory::parse(text.unwrap_or(r#"{"schema": 1, "connectors": []}"#)).ok()?;
-    Some(crate::tenant::compile_directory_snapshot(
-        &parsed,
-        &directory_version(text),
-    ))
+    crate::tenant::compile_directory_snapshot(&parsed, &directory_version(text)).ok()
 }
 
 /// The directory's version: the fingerprint of its text as stored (`None`: nothing stored), as
@@ -916,12 +915,18 @@ pub fn decide(
         }),
         Route::PutDirectory => {
             let text = utf8(body)?;
-            // Parse only: the search index is built where the directory is served.
             let directory =
                 Directory::parse_with(&text, rules).map_err(AdminError::InvalidDocument)?;
+            // Compiled before anything is stored, so one that would not fit is refused whole.
+            let snapshot = crate::tenant::compile_directory_snapshot(
+                &directory,
+                &directory_version(Some(&text)),
+            )
+            .map_err(AdminError::InvalidDocument)?;
             Ok(Plan::PutDirectory(DirectoryWrite {
                 connectors: directory.connectors().len(),
                 tools: directory.connectors().iter().map(|c| c.tools.len()).sum(),
+                snapshot,
                 text,
                 now,
                 rules,
@@ -1041,6 +1046,8 @@ pub fn sign_in_answer(member: &str, reply: OAuthReply) -> Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirectoryWrite {
     pub text: String,
+    /// Its search index, compiled for [`DIRECTORY_SNAPSHOT_KEY`].
+    pub snapshot: Vec<u8>,
     pub connectors: usize,
     pub tools: usize,
     pub now: i64,
@@ -1135,7 +1142,8 @@ impl DocumentWrite {
                     policy,
                     &version,
                     &directory_version(directory),
-                );
+                )
+                .map_err(AdminError::InvalidDocument)?;
                 Ok(CheckedDocument {
                     write: self,
                     summary,

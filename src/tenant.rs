@@ -94,10 +94,48 @@ fn plain_doc(label: &Arc<str>, tool: &ToolDef) -> rank::ToolDoc {
 }
 
 /// The directory's snapshot: its search index compiled, stamped (twice: the envelope is the
-/// tenants') with the directory's version.
-pub fn compile_directory_snapshot(directory: &Directory, directory_version: &str) -> Vec<u8> {
+/// tenants') with the directory's version; refused past [`MAX_SNAPSHOT_BYTES`].
+pub fn compile_directory_snapshot(
+    directory: &Directory,
+    directory_version: &str,
+) -> Result<Vec<u8>, DocumentErrors> {
     let index = rank::v2::Directory::build(directory_tools(directory)).compile();
-    envelope(directory_version, directory_version, &index)
+    within_one_value(
+        envelope(directory_version, directory_version, &index),
+        MAX_SNAPSHOT_BYTES,
+        "directory",
+    )
+}
+
+/// The largest value Workers KV stores (25 MiB). A snapshot is one value, never split: the
+/// 16 MiB body limit and the memory estimate keep accepted documents under it (~13 MB for the
+/// largest accepted tenant of the load bench's shape), so one past it is refused when written
+/// rather than stored in pieces that every cold copy would read one by one.
+pub const MAX_SNAPSHOT_BYTES: usize = 25 * 1024 * 1024;
+
+/// `snapshot` when it fits in one KV value of `limit` bytes; else the problem, on `document`,
+/// in words an operator can act on (nothing is stored).
+pub fn within_one_value(
+    snapshot: Vec<u8>,
+    limit: usize,
+    document: &'static str,
+) -> Result<Vec<u8>, DocumentErrors> {
+    if snapshot.len() <= limit {
+        return Ok(snapshot);
+    }
+    const KB: usize = 1024;
+    Err(DocumentErrors {
+        document,
+        errors: vec![crate::catalog::DocumentError {
+            path: String::new(),
+            message: format!(
+                "compiled for serving, these documents make a {} KB snapshot and one KV value \
+                 holds at most {} KB; split the tenant or trim its tools' text",
+                snapshot.len().div_ceil(KB),
+                limit / KB
+            ),
+        }],
+    })
 }
 
 /// One member's view with its listing and (on its first search) its search pool.
@@ -530,7 +568,7 @@ pub fn compile_snapshot(
     policy_json: Option<&str>,
     version: &str,
     directory_version: &str,
-) -> Vec<u8> {
+) -> Result<Vec<u8>, DocumentErrors> {
     let index = rank::v2::Index::build(catalog_tools(catalog)).compile();
     let mut compiled_catalog = packed::Writer::default();
     catalog.compile_into(&mut compiled_catalog);
@@ -549,7 +587,7 @@ pub fn compile_snapshot(
         }
     }
     out.out.extend_from_slice(&index);
-    out.out
+    within_one_value(out.out, MAX_SNAPSHOT_BYTES, "catalog")
 }
 
 /// The parts of a tenant snapshot's body, found without reading them.
@@ -802,12 +840,12 @@ pub fn recheck_tenants<'a>(
             .as_ref()
             .map_err(Clone::clone)
             .and_then(|d| check_against(tenant, d, catalog, policy, rules));
-        match checked {
-            Ok((_, parsed)) => {
-                let version = documents_version(catalog, policy);
-                let snapshot = compile_snapshot(&parsed, policy, &version, &directory_version);
-                out.compiled.push((tenant.to_owned(), snapshot));
-            }
+        let compiled = checked.and_then(|(_, parsed)| {
+            let version = documents_version(catalog, policy);
+            compile_snapshot(&parsed, policy, &version, &directory_version)
+        });
+        match compiled {
+            Ok(snapshot) => out.compiled.push((tenant.to_owned(), snapshot)),
             Err(e) => out.invalidated.push(Invalidated {
                 tenant: tenant.to_owned(),
                 document: e.document,

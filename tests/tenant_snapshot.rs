@@ -534,3 +534,26 @@ fn a_copy_keeps_a_bounded_number_of_member_views_and_rebuilds_an_evicted_one_ali
         &tenant.view("member-0", "support").unwrap()
     ));
 }
+
+#[test]
+fn a_snapshot_past_one_kv_value_is_refused_with_its_size_and_the_limit() {
+    use floorgate::tenant::{within_one_value, MAX_SNAPSHOT_BYTES};
+    // Workers KV stores values of at most 25 MiB; a snapshot is never split across values.
+    assert_eq!(MAX_SNAPSHOT_BYTES, 25 * 1024 * 1024);
+    let bytes = snapshot(&docs());
+    let len = bytes.len();
+    assert_eq!(
+        within_one_value(bytes.clone(), len, "catalog").unwrap(),
+        bytes,
+        "a snapshot of exactly the limit fits"
+    );
+    let refused = within_one_value(bytes, len - 1, "catalog").unwrap_err();
+    assert_eq!(refused.document, "catalog");
+    let line = refused.lines().join("\n");
+    assert!(
+        line.contains(&format!("{} KB snapshot", len.div_ceil(1024)))
+            && line.contains(&format!("at most {} KB", (len - 1) / 1024))
+            && line.contains("split the tenant"),
+        "{line}"
+    );
+}

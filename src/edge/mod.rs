@@ -910,11 +910,9 @@ async fn perform_admin(env: &Env, config: &Config, req: &Request, plan: Plan) ->
             kv.put(admin::DIRECTORY_KEY, write.text.as_str())?
                 .execute()
                 .await?;
-            if let Some(snapshot) = admin::compile_directory(Some(&write.text)) {
-                kv.put_bytes(admin::DIRECTORY_SNAPSHOT_KEY, &snapshot)?
-                    .execute()
-                    .await?;
-            }
+            kv.put_bytes(admin::DIRECTORY_SNAPSHOT_KEY, &write.snapshot)?
+                .execute()
+                .await?;
             // After the text: an isolate that sees the new version reads the new text (or, while
             // KV propagates, an older one whose fingerprint differs, and so reads again).
             kv.put(admin::DIRECTORY_VERSION_KEY, write.version())?
