@@ -46,7 +46,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
                     and not the first ranker's ablations: a quick A/B of one rule
   --json            print the figures as one JSON object instead of a table
   --failures        list every miss, wrong tool and opposite-action hit of the shipped ranker (v2)
-                    (every set, vendor requests too), with its tokens and reason
+                    (every set, vendor requests too), with its tokens and reason, and each
+                    miss marked with whether BM25 found it (when built with bm25-baseline)
   --failures-of L   the same for the v1 ablation labelled L (as --ablation prints it)
   --answers         with --failures or --failures-of: also print every hit with its results
   --labels FILE     tool-level labels of the queries (JSONL {\"query\", \"connector\", \"tools\"});
@@ -210,11 +211,17 @@ pub fn run(mut args: Args) -> Result<(), String> {
 
     if failures || failures_of.is_some() {
         // `--failures` shows the engine the gateway ships (v2); `--failures-of` a v1 ablation.
+        #[cfg(feature = "bm25-baseline")]
+        let bm25 = rankers::Bm25 { cat: &cat };
+        #[cfg(feature = "bm25-baseline")]
+        let baseline: Option<&dyn Ranker> = Some(&bm25);
+        #[cfg(not(feature = "bm25-baseline"))]
+        let baseline: Option<&dyn Ranker> = None;
         match &failures_of {
             None => {
                 let v2 = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
                 for ((_, qs), pools) in draw(seed) {
-                    show_failures(|q| ask_v2(&v2, q), &cat, &qs, &pools, answers);
+                    show_failures(|q| ask_v2(&v2, q), &cat, &qs, &pools, answers, baseline);
                 }
             }
             Some(label) => {
@@ -225,7 +232,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
                     .ok_or_else(|| format!("--failures-of: no ablation is labelled `{label}`"))?;
                 let ours = Ours::new(label, &cat, rules, true);
                 for ((_, qs), pools) in draw(seed) {
-                    show_failures(|q| ask_v1(&ours, q), &cat, &qs, &pools, answers);
+                    show_failures(|q| ask_v1(&ours, q), &cat, &qs, &pools, answers, baseline);
                 }
             }
         }

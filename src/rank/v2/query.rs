@@ -282,9 +282,11 @@ fn words(query: &str) -> Vec<(&str, bool)> {
 
 /// A whitespace word that names data rather than a capability.
 pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
-    // URLs, e-mails, paths, numbers and ids like `SVC123`: the first ranker's shapes.
+    // URLs, e-mails, paths, numbers and ids like `SVC123`: the first ranker's shapes. A query
+    // of one kebab-case identifier is a guessed tool name (`get-neo4j-schema`), as one in snake
+    // or camel case is: only its bare numbers are values.
     if crate::rank::analyze::is_value_word(word) {
-        return true;
+        return prose || !is_kebab_identifier(word);
     }
     let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
     let between = |sep: u8| {
@@ -296,6 +298,19 @@ pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
     // `org/project` (a slash between words) and `sentry-mcp-evals` (three or more hyphenated
     // parts) are paths and slugs; a query of one such word is a guessed tool name.
     between(b'.') || prose && (between(b'/') || w.split('-').filter(|p| !p.is_empty()).count() >= 3)
+}
+
+/// Words joined by hyphens, at least two of them all letters (`v-2-get-participants`), and
+/// nothing else: not `PROJ-42` (one word and a number), a UUID or a path.
+fn is_kebab_identifier(word: &str) -> bool {
+    let w = without_closers(word).trim_end_matches(['.', '!', '?', ',', ':', ';']);
+    let parts = || w.split('-');
+    w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && parts().all(|p| !p.is_empty())
+        && parts()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_alphabetic()))
+            .count()
+            >= 2
 }
 
 #[cfg(test)]
@@ -389,6 +404,18 @@ mod tests {
         assert!(a.tokens.iter().all(|t| !t.tail));
         assert_eq!(kind_of("get_user_by_name", "name"), Kind::Word);
         assert_eq!(kind_of("list_v2_items", "items"), Kind::Word);
+        // Kebab case too: a guessed name is not an id for the number in it.
+        assert_eq!(kind_of("get-neo4j-schema", "schema"), Kind::Word);
+        assert_eq!(kind_of("v-2-get-participants", "get"), Kind::Word);
+        assert_eq!(kind_of("v-2-get-participants", "2"), Kind::Value);
+        // Ids stay values alone and in prose.
+        assert_eq!(kind_of("PROJ-42", "proj"), Kind::Value);
+        assert_eq!(kind_of("123e4567-e89b-12d3", "e"), Kind::Value);
+        assert_eq!(kind_of("explain CLOUDFLARE-MCP-41 now", "mcp"), Kind::Value);
+        assert_eq!(
+            kind_of("https://a.example/get-v2-items", "items"),
+            Kind::Value
+        );
     }
 
     #[test]

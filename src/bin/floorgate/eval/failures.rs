@@ -2,7 +2,7 @@
 //! see why a query fails. Both engines answer through [`Asked`], so one printer serves both.
 
 use super::loading::{family, Catalog, EvalQuery};
-use super::rankers::{Ours, V2};
+use super::rankers::{Ours, Ranker, V2};
 use floorgate::rank::{name_destroys, Limit, SearchRequest, Subset};
 
 /// One answer, reduced to what the printer shows.
@@ -90,13 +90,15 @@ pub fn ask_v2<'a>(v2: &'a V2, query: &'a str) -> impl Fn(&[u32]) -> Asked + 'a {
 }
 
 /// Prints every miss (present), every answer with the right tools removed, and every wrong
-/// answer (absent) of the ranker `ask_for` builds.
+/// answer (absent) of the ranker `ask_for` builds; each miss says whether `baseline` (BM25,
+/// when built with it) has a right tool in its top 5 on the same pool.
 pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
     ask_for: impl Fn(&'a str) -> F,
     cat: &Catalog,
     queries: &'a [EvalQuery],
     pools: &[(Option<Vec<String>>, Vec<String>)],
     answers: bool,
+    baseline: Option<&dyn Ranker>,
 ) {
     for (q, (present, absent)) in queries.iter().zip(pools) {
         let ask = ask_for(&q.query);
@@ -128,8 +130,13 @@ pub fn show_failures<'a, F: Fn(&[u32]) -> Asked + 'a>(
                 );
             }
             if hit.is_none() {
+                let beside = baseline.map_or(String::new(), |b| {
+                    let found = b.rank(&q.query, &cat.ids(p));
+                    let hit = found.iter().take(5).any(|(n, c)| gold(n, c));
+                    format!(" {}={}", b.label(), if hit { "hit" } else { "miss" })
+                });
                 println!(
-                    "MISS [{}] {:?} gold={}/{:?}",
+                    "MISS [{}] {:?} gold={}/{:?}{beside}",
                     q.set, q.query, q.connector, q.tools
                 );
                 let top: Vec<String> = r
