@@ -348,8 +348,9 @@ impl LabelWords {
         for word in text.split(|c: char| c.is_whitespace() || c == '/' || c == '(' || c == ')') {
             let mut parts = Vec::new();
             terms(word, false, &mut parts);
-            parts.retain(|p| !is_stop_word(p));
-            if parts.is_empty() {
+            // A word of stop words alone is no name; one that has other parts keeps them all,
+            // so `app` alone does not spell `WhatsApp` (`whats|app`), nor `cook` `HowToCook`.
+            if parts.iter().all(|p| is_stop_word(p)) {
                 continue;
             }
             let whole: String = {
@@ -903,6 +904,19 @@ mod label_tests {
         }
         let l = Label::new("Close");
         assert!(l.spelled_by("close") && !l.spelled_by("closed") && !l.spelled_by("closing"));
+    }
+
+    #[test]
+    fn a_compound_label_is_named_by_all_its_parts_stop_words_too() {
+        let l = Label::new("WhatsApp");
+        assert!(!l.named_by(&["list", "app"]), "`app` is half of whats|app");
+        assert!(l.named_by(&["whatsapp"]) && l.named_by(&["what", "app"]));
+        let l = Label::new("HowToCook");
+        assert!(!l.named_by(&["cook", "pasta"]));
+        assert!(l.named_by(&["howtocook"]));
+        // A word of stop words alone is skipped: the label's other words name it.
+        let l = Label::new("The Guardian");
+        assert!(l.named_by(&["guardian"]));
     }
 
     #[test]
