@@ -128,6 +128,25 @@ fn bad_input_is_a_clear_error_never_a_panic() {
     }
 }
 
+/// A queries file with a bad line further down answers nothing: the error names the line, and
+/// no half of the answers is printed before it.
+#[test]
+fn a_bad_line_of_a_queries_file_is_reported_before_any_answer() {
+    let q = tmp(
+        "bad_line.jsonl",
+        "{\"id\": 1, \"query\": \"list pages\"}\n\n{\"id\": 3}\n",
+    );
+    let out = floorgate(&["search", "--tools", NOTION, "--queries", &q]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("line 3: missing field `query`"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// `eval --ablation --rules` measures only the named v2 rules, and none of the first ranker's.
 #[test]
 fn eval_ablation_of_named_rules_only() {

@@ -89,13 +89,17 @@ fn answer(
         (Some(path), []) => {
             let file =
                 std::fs::File::open(&path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+            // Every line is read and checked before any is answered: a bad line is reported
+            // with nothing printed, never after half the answers.
+            let mut asked = Vec::new();
             for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
                 let line = line.map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
                 if line.trim().is_empty() {
                     continue;
                 }
-                let (id, query) =
-                    query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?;
+                asked.push(query_line(&line).map_err(|e| format!("{path}: line {}: {e}", i + 1))?);
+            }
+            for (id, query) in asked {
                 let mut v = ask(&query)?;
                 if let Value::Object(m) = &mut v {
                     m.insert("id".into(), id);

@@ -665,7 +665,8 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
         directory: req.directory,
     };
     let masses = stages::mass(words, &rec, &pool, &products, rules);
-    let total: f64 = masses.iter().map(|m| m.mass).sum();
+    // From +0.0: std's float `sum` starts at -0.0, which an empty query's explanation printed.
+    let total: f64 = masses.iter().fold(0.0, |sum, m| sum + m.mass);
     let exact: Vec<DocId> = index
         .by_name(req.query)
         .iter()
