@@ -80,6 +80,7 @@ pub enum Rule {
     OutOfReach,
     ParameterWords,
     StepsAfterWhole,
+    FullCoverageAnchors,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -92,7 +93,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::PhrasingNoMass, "phrasing_no_mass", "a common English word (Stopwords ISO) no tool name, parameter name or label of the pool has is phrasing"),
     (Rule::HeadMass, "head_mass", "words after the first preposition or clause word carry TAIL_SHARE of their IDF"),
     (Rule::ProductDetection, "product_detection", "a query naming only products the caller has not connected is answered empty"),
-    (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name, label or parameter names"),
+    (Rule::NameAnchor, "name_anchor", "a result matches a word with mass in its name or label"),
     (Rule::DestructiveFloor, "destructive_floor", "(not shipped) a tool annotated destructiveHint must cover DESTRUCTIVE_FLOOR of the mass"),
     (Rule::NamedFirst, "named_first", "tools of a product the query names come first"),
     (Rule::StrongestField, "strongest_field", "a term weighs what its strongest field gives (name over parameter over description), not their sum: a long description does not outrank a name"),
@@ -107,6 +108,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::OutOfReach, "out_of_reach", "a result is dropped when a directory tool of a connected product that the caller cannot use meets more of the query's mass by its name and label than the result's name and label do: the request asks for that tool"),
     (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
     (Rule::StepsAfterWhole, "steps_after_whole", "with sentence_steps: a request of several steps that the whole answers with fewer tools than the limit gets its steps' answers after the whole's"),
+    (Rule::FullCoverageAnchors, "full_coverage_anchors", "with name_anchor: a result that covers every word with mass needs no match in its name or label (no word of it is a stray description match)"),
 ];
 
 /// A set of rules (bit per [`Rule`]).

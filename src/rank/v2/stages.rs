@@ -573,7 +573,10 @@ pub fn gate(s: &Scored, rules: Rules) -> Result<(), Gate> {
     if rules.has(Rule::DestructiveFloor) && s.destructive && s.coverage < super::DESTRUCTIVE_FLOOR {
         return Err(Gate::DestructiveFloor);
     }
-    if rules.has(Rule::NameAnchor) && !s.anchored {
+    // Rule `FullCoverageAnchors`: the anchor stops a stray description word from answering;
+    // a tool whose text covers every word with mass has none stray.
+    let covers_all = rules.has(Rule::FullCoverageAnchors) && s.coverage >= 1.0 - COVERAGE_ROUNDING;
+    if rules.has(Rule::NameAnchor) && !s.anchored && !covers_all {
         return Err(Gate::Anchor);
     }
     Ok(())
@@ -843,6 +846,13 @@ mod tests {
         };
         assert_eq!(gate(&s, Rules::SHIPPED), Err(Gate::Anchor));
         assert_eq!(gate(&s, Rules::SHIPPED.without(Rule::NameAnchor)), Ok(()));
+        // Unanchored but covering every word with mass: rule 23 lets it through.
+        let whole = Scored { coverage: 1.0, ..s };
+        assert_eq!(gate(&whole, Rules::SHIPPED), Ok(()));
+        assert_eq!(
+            gate(&whole, Rules::SHIPPED.without(Rule::FullCoverageAnchors)),
+            Err(Gate::Anchor)
+        );
         let s = Scored {
             coverage: 0.0,
             exact: true,
