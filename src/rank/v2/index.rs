@@ -294,7 +294,8 @@ impl std::ops::Deref for Label {
 #[derive(Debug)]
 pub struct LabelWords {
     pub text: String,
-    /// Per word of the label (stop words dropped): its whole stemmed form and its parts.
+    /// Per word of the label (a word of stop words alone dropped): its whole stemmed form and
+    /// its parts, stop words among them (`what`, `app` of `WhatsApp`).
     pub words: Vec<(String, Vec<String>)>,
     /// The label's words and their punctuation-separated pieces (`cal`, `com` of `Cal.com`), as
     /// terms; not the camel-case parts of a compound (`open` of `OpenRouter` names nothing).

@@ -282,13 +282,13 @@ fn words(query: &str) -> Vec<(&str, bool)> {
 
 /// A whitespace word that names data rather than a capability.
 pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
     // URLs, e-mails, paths, numbers and ids like `SVC123`: the first ranker's shapes. A query
     // of one kebab-case identifier is a guessed tool name (`get-neo4j-schema`), as one in snake
     // or camel case is: only its bare numbers are values.
     if crate::rank::analyze::is_value_word(word) {
-        return prose || !is_kebab_identifier(word);
+        return prose || !is_kebab_identifier(w);
     }
-    let w = word.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '/' | '~' | '#'));
     let between = |sep: u8| {
         w.as_bytes()
             .windows(3)
@@ -301,9 +301,9 @@ pub(crate) fn is_value_word(word: &str, prose: bool) -> bool {
 }
 
 /// Words joined by hyphens, at least two of them all letters (`v-2-get-participants`), and
-/// nothing else: not `PROJ-42` (one word and a number), a UUID or a path.
-fn is_kebab_identifier(word: &str) -> bool {
-    let w = without_closers(word).trim_end_matches(['.', '!', '?', ',', ':', ';']);
+/// nothing else: not `PROJ-42` (one word and a number), a UUID or a path. `w` is trimmed of
+/// the punctuation around it.
+fn is_kebab_identifier(w: &str) -> bool {
     let parts = || w.split('-');
     w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         && parts().all(|p| !p.is_empty())
