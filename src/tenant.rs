@@ -108,9 +108,9 @@ pub fn compile_directory_snapshot(
 }
 
 /// The largest value Workers KV stores (25 MiB). A snapshot is one value, never split: the
-/// 16 MiB body limit and the memory estimate keep accepted documents under it (~13 MB for the
-/// largest accepted tenant of the load bench's shape), so one past it is refused when written
-/// rather than stored in pieces that every cold copy would read one by one.
+/// 16 MiB body limit and the memory estimate keep accepted documents under it (about 13 MB, by
+/// estimate, for the largest accepted tenant of the load bench's shape), so one past it is
+/// refused when written rather than stored in pieces that every cold copy would read one by one.
 pub const MAX_SNAPSHOT_BYTES: usize = 25 * 1024 * 1024;
 
 /// `snapshot` when it fits in one KV value of `limit` bytes; else the problem, on `document`,
