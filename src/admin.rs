@@ -208,8 +208,9 @@ pub fn compile_against(
     policy: Option<&str>,
 ) -> Result<Vec<u8>, Vec<String>> {
     let rules = OriginRules::STORED;
-    let (_, parsed) = crate::tenant::check_against(tenant, directory, catalog, policy, rules)
-        .map_err(|e| e.lines())?;
+    let (_, parsed) =
+        crate::tenant::check_against(tenant, directory, catalog, policy, rules, "catalog")
+            .map_err(|e| e.lines())?;
     crate::tenant::compile_snapshot(
         &parsed,
         policy,
@@ -1135,7 +1136,15 @@ impl DocumentWrite {
             Document::Policy => (sibling, text),
         };
         let version = tenant_version(catalog, policy);
-        match crate::tenant::check_and_parse(&self.tenant, directory, catalog, policy, self.rules) {
+        let written = self.document.name();
+        match crate::tenant::check_and_parse(
+            &self.tenant,
+            directory,
+            catalog,
+            policy,
+            self.rules,
+            written,
+        ) {
             Ok((summary, parsed)) => {
                 let snapshot = crate::tenant::compile_snapshot(
                     &parsed,
@@ -1143,7 +1152,12 @@ impl DocumentWrite {
                     &version,
                     &directory_version(directory),
                 )
-                .map_err(AdminError::InvalidDocument)?;
+                // The snapshot holds both documents; the one being written is what made it
+                // too large (its sibling was stored with a snapshot that fitted).
+                .map_err(|mut too_large| {
+                    too_large.document = written;
+                    AdminError::InvalidDocument(too_large)
+                })?;
                 Ok(CheckedDocument {
                     write: self,
                     summary,

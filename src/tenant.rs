@@ -738,21 +738,38 @@ pub fn check_documents(
     policy_json: Option<&str>,
     rules: OriginRules,
 ) -> Result<Summary, DocumentErrors> {
-    check_and_parse(tenant, directory_json, catalog_json, policy_json, rules)
-        .map(|(summary, _)| summary)
+    check_and_parse(
+        tenant,
+        directory_json,
+        catalog_json,
+        policy_json,
+        rules,
+        "catalog",
+    )
+    .map(|(summary, _)| summary)
 }
 
 /// [`check_documents`], also handing back the parsed catalog (what the admin write compiles).
+/// A limit of the tenant as a whole (its memory) is charged to `written`, the document that
+/// pushed it past.
 pub fn check_and_parse(
     tenant: &str,
     directory_json: Option<&str>,
     catalog_json: Option<&str>,
     policy_json: Option<&str>,
     rules: OriginRules,
+    written: &'static str,
 ) -> Result<(Summary, Catalog), DocumentErrors> {
     let directory =
         Directory::parse(directory_json.unwrap_or(r#"{"schema": 1, "connectors": []}"#))?;
-    check_against(tenant, &directory, catalog_json, policy_json, rules)
+    check_against(
+        tenant,
+        &directory,
+        catalog_json,
+        policy_json,
+        rules,
+        written,
+    )
 }
 
 /// [`check_and_parse`] against a directory already parsed (a call that checks many tenants
@@ -763,6 +780,7 @@ pub fn check_against(
     catalog_json: Option<&str>,
     policy_json: Option<&str>,
     rules: OriginRules,
+    written: &'static str,
 ) -> Result<(Summary, Catalog), DocumentErrors> {
     let (catalog, policy) =
         parse_tenant_documents(tenant, directory, catalog_json, policy_json, rules)?;
@@ -772,7 +790,7 @@ pub fn check_against(
     if prepared > crate::cache::MAX_PREPARED_BYTES {
         const MB: usize = 1024 * 1024;
         return Err(DocumentErrors {
-            document: "catalog",
+            document: written,
             errors: vec![crate::catalog::DocumentError {
                 path: String::new(),
                 message: format!(
@@ -839,7 +857,7 @@ pub fn recheck_tenants<'a>(
         let checked = directory
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|d| check_against(tenant, d, catalog, policy, rules));
+            .and_then(|d| check_against(tenant, d, catalog, policy, rules, "catalog"));
         let compiled = checked.and_then(|(_, parsed)| {
             let version = documents_version(catalog, policy);
             compile_snapshot(&parsed, policy, &version, &directory_version)

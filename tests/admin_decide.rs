@@ -2,8 +2,9 @@
 //! command, the KV read, the checked write) and every refusal's exact status and message.
 
 use floorgate::admin::{
-    authorize, decide, roster_answer, route, AdminDisabled, AdminError, Answer, Document, Plan,
-    Route, RouteError, CHALLENGE, DEFAULT_GRANT_LABEL, DIRECTORY_KEY, MAX_GRANT_LABEL_CHARS,
+    authorize, decide, roster_answer, route, AdminDisabled, AdminError, Answer, Document,
+    DocumentWrite, Plan, Route, RouteError, CHALLENGE, DEFAULT_GRANT_LABEL, DIRECTORY_KEY,
+    MAX_GRANT_LABEL_CHARS,
 };
 use floorgate::catalog::OriginRules;
 use floorgate::grant::{GrantKey, SECRET_BYTES};
@@ -613,6 +614,55 @@ fn versions_rebuild_pages_through_the_tenants_from_a_cursor() {
     assert_eq!(
         route("GET", "/admin/v1/versions/rebuild"),
         Err(RouteError::MethodNotAllowed("POST"))
+    );
+}
+
+#[test]
+fn a_policy_that_makes_the_tenant_too_large_is_refused_as_the_policy() {
+    // The tenant's limits (its memory once prepared, its snapshot in one KV value) count both
+    // documents; a refusal names the one being written, whose bytes pushed it past, not the
+    // catalog stored before it. JSON whitespace makes documents that large, each under the
+    // 16 MiB body limit.
+    let pad = |text: &str, bytes: usize| format!("{text}{}", " ".repeat(bytes - text.len()));
+    let catalog = pad(
+        r#"{"schema": 1, "tenant": "acme", "connectors": [], "connections": []}"#,
+        8 << 20,
+    );
+    let policy = r#"{"schema": 1, "tenant": "acme", "roles": {}}"#;
+    let write = |text: String| DocumentWrite {
+        tenant: "acme".into(),
+        document: Document::Policy,
+        text,
+        now: 0,
+        rules: OriginRules::STORED,
+    };
+    let directory = Some(r#"{"schema": 1, "connectors": []}"#);
+    assert!(
+        write(policy.into())
+            .check(directory, Some(&catalog))
+            .is_ok(),
+        "the policy alone fits beside the stored catalog"
+    );
+    let refused = match write(pad(policy, 12 << 20)).check(directory, Some(&catalog)) {
+        Ok(_) => panic!("a 12 MiB policy beside an 8 MiB catalog was accepted"),
+        Err(e) => e.answer(),
+    };
+    assert_eq!(refused.status, 422);
+    assert_eq!(
+        refused.body["document"], "policy",
+        "{}",
+        refused.body["problems"]
+    );
+    assert_eq!(
+        refused.body["error"],
+        "invalid policy document; nothing was stored"
+    );
+    assert!(
+        refused.body["problems"][0]
+            .as_str()
+            .is_some_and(|p| p.contains("of an isolate's memory")),
+        "{}",
+        refused.body
     );
 }
 

@@ -10,7 +10,7 @@ const HELP: &str = "\
 usage: floorgate search --tools FILE [--limit N] [--explain] [--directory FILE] QUERY
        floorgate search --tools FILE --queries FILE.jsonl [--limit N] [--explain] [--directory FILE]
 
-  --tools FILE      JSON array of {\"name\", \"description\", \"connector\", \"inputSchema\"?}: the pool
+  --tools FILE      JSON array of {\"name\", \"description\"?, \"connector\", \"inputSchema\"?}: the pool
   --queries FILE    JSONL lines {\"id\": …, \"query\": …}; prints one JSON line per query, same id
   --limit N         results per query (default 5, at most 25)
   --explain         add per-token df/idf and matched fields

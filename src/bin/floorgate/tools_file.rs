@@ -1,4 +1,6 @@
-//! Reads a tools file: a JSON array of `{"name", "description", "connector", "inputSchema"?}`.
+//! Reads a tools file: a JSON array of `{"name", "description"?, "connector", "inputSchema"?}`.
+//! As in MCP's `Tool`, a description may be left out (or `null`): the tool is then found by its
+//! name and parameters only.
 //!
 //! A bad file is reported with the file, the tool's position and the field, so it can be fixed
 //! without reading the loader.
@@ -46,7 +48,10 @@ pub fn tool(item: &Value) -> Result<ToolDoc, String> {
     if name.is_empty() {
         return Err("field `name` is empty".into());
     }
-    let description = text("description").map_err(named)?;
+    let description = match o.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(_) => text("description").map_err(named)?,
+    };
     let connector = text("connector").map_err(named)?;
     let input_schema = match o.get("inputSchema") {
         None | Some(Value::Null) => serde_json::json!({"type": "object"}),
@@ -90,10 +95,15 @@ mod tests {
         assert!(e.contains("expected a JSON array"), "{e}");
         let e = parse(
             "t.json",
-            r#"[{"name":"a","description":"d","connector":"c"},{"name":"b","connector":"c"}]"#,
+            r#"[{"name":"a","description":"d","connector":"c"},{"name":"b","description":2}]"#,
         )
         .unwrap_err();
-        assert_eq!(e, "t.json: tool [1]: (b) missing field `description`");
+        assert_eq!(
+            e,
+            "t.json: tool [1]: (b) field `description` must be a string, found a number"
+        );
+        let e = parse("t.json", r#"[{"name":"a","description":"d"}]"#).unwrap_err();
+        assert_eq!(e, "t.json: tool [0]: (a) missing field `connector`");
         let e = parse(
             "t.json",
             r#"[{"name":"a","description":"d","connector":"c","inputSchema":3}]"#,
@@ -103,5 +113,16 @@ mod tests {
         let e = parse("t.json", "[1").unwrap_err();
         assert!(e.starts_with("t.json: not valid JSON"), "{e}");
         assert_eq!(parse("t.json", "[]").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_description_is_optional_as_in_mcp() {
+        let tools = parse(
+            "t.json",
+            r#"[{"name":"a","connector":"c"},{"name":"b","description":null,"connector":"c"}]"#,
+        )
+        .unwrap();
+        assert_eq!(tools.len(), 2);
+        assert!(tools.iter().all(|t| t.description.is_empty()));
     }
 }
