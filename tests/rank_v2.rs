@@ -129,6 +129,27 @@ fn a_request_for_a_product_not_connected_is_empty() {
     );
 }
 
+/// A naming verb's value is the name the caller gives a thing: a product's name inside it names
+/// no product, so the request is not turned away for it.
+#[test]
+fn a_product_named_inside_an_argument_is_data() {
+    let pool = pool_of(&["Notion", "GitHub", "Jira"]);
+    for q in [
+        r#"create a notion page titled "Slack migration plan""#,
+        "create a page titled 'Slack migration plan'",
+        "create a page named slack-notes",
+    ] {
+        let a = ask(&pool, q);
+        let explanation = a.explanation.as_ref().unwrap();
+        assert!(explanation.products_not_connected.is_empty(), "{q}");
+        assert!(explanation.why.is_none(), "{q}: {:?}", explanation.why);
+        assert!(!a.results.is_empty(), "{q}");
+    }
+    // Written as the request's own words, it still names the product.
+    let a = ask(&pool, "create a page in slack");
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+}
+
 /// A product is named by its name as written: not by an inflected form (`closed` is no
 /// `Close`), and where its name is an ordinary word of other products' tools (`close_…`,
 /// `fetch_…`) only where the request writes it as a name.

@@ -62,6 +62,10 @@ pub struct QueryToken {
     /// `Close the incident`), or part of a one-identifier query. A product whose name is an
     /// ordinary word is named only so.
     pub as_name: bool,
+    /// A naming verb's value, quoted or not: the name the caller gives a thing (`a page titled
+    /// "Slack migration"`, `named slack-notes`), which never names the product to use. Other
+    /// quoted text may (`the org 'sentry-mcp-evals'` is the caller's Sentry organisation).
+    pub argument: bool,
 }
 
 /// The analysed query: its tokens in order, and whether it is prose or one identifier
@@ -142,6 +146,7 @@ pub fn analyze(query: &str) -> Analysis {
                 kind,
                 tail: tail && prose,
                 as_name,
+                argument: named_value,
             });
         });
         if named_value || quoted {

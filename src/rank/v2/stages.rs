@@ -78,11 +78,14 @@ pub fn may_name(
                 d.index.labels()[c as usize].ordinary
             })
     };
-    label.spelled_by(texts[at]) && (tokens[at].as_name || !ordinary() || label.in_phrase(texts, at))
+    !tokens[at].argument
+        && label.spelled_by(texts[at])
+        && (tokens[at].as_name || !ordinary() || label.in_phrase(texts, at))
 }
 
 /// Stage 2: which products the query names (`tokens`: every token of the query, values too —
-/// `cal.com` is a product even when it looks like a dotted name). A label is named when every
+/// `cal.com` is a product even when it looks like a dotted name — but never the name a naming
+/// verb gives: `a page titled "Slack migration"` names no Slack). A label is named when every
 /// word of it is spelled by a token (`closed` names no `Close`); an ordinary word's label only
 /// by a token written as a name (`Label::ordinary`), which the directory decides when it knows
 /// the label (it has more products' tools to tell an ordinary word by).
@@ -713,6 +716,22 @@ mod tests {
         let p = products(&index, &all, Some(&dir), &tokens("pagerduty and mongodb"));
         assert_eq!(p.visible.len(), 1);
         assert_eq!(p.hidden, ["MongoDB"]);
+        for argument in [
+            r#"create a page titled "PagerDuty rota""#,
+            "create a page called 'PagerDuty rota'",
+            "create a page named pagerduty-rota",
+        ] {
+            let p = products(&index, &notion_only, Some(&dir), &tokens(argument));
+            assert!(p.hidden.is_empty() && p.name_terms.is_empty(), "{argument}");
+        }
+        // Other quoted text may name one: an organisation's slug in that product.
+        let p = products(
+            &index,
+            &notion_only,
+            Some(&dir),
+            &tokens("list the services of 'pagerduty-prod'"),
+        );
+        assert_eq!(p.hidden, ["PagerDuty"]);
     }
 
     #[test]
