@@ -94,7 +94,9 @@ const VENDOR_HIT5: f64 = 0.85;
 const VENDOR_HIT1: f64 = 0.70;
 const VENDOR_MISSING: f64 = 0.65;
 const GUESSED_MISSING: f64 = 0.30;
-const DUST_HIT5: f64 = 0.80;
+/// A product named in the tail keeping its mass (rule 24, 2026-12-07 h) took dust hit@5 here
+/// from 0.816 to 0.857 (seeds 1–6 of the full data: 0.853 → 0.876).
+const DUST_HIT5: f64 = 0.84;
 /// Clause steps at every comma and `and` (rule 19) answer one more of these 195 from a step
 /// that loses the sentence's product (`show controls and links attached to a Vanta document`
 /// → `show controls`): 0.021 → 0.026, for LiveMCPBench hit@5 0.295 → 0.389 (seeds 1–6). A

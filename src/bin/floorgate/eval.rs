@@ -48,7 +48,8 @@ usage: floorgate eval --data DIR [--seed N] [--others N] [--guessed N] [--ablati
   --failures        list every miss, wrong tool and opposite-action hit of the shipped ranker (v2)
                     (every set, vendor requests too), with its tokens and reason, and each
                     miss marked with whether BM25 found it (when built with bm25-baseline)
-  --failures-of L   the same for the v1 ablation labelled L (as --ablation prints it)
+  --failures-of L   the same for the ablation labelled L (as --ablation prints it): a v1
+                    ablation, or a v2 rule variant (`v2 - head_mass`, `v2 + product_slot`)
   --answers         with --failures or --failures-of: also print every hit with its results
   --labels FILE     tool-level labels of the queries (JSONL {\"query\", \"connector\", \"tools\"});
                     adds t_hit5 (a correct tool in the top 5, of the queries some tool serves)
@@ -210,7 +211,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
     };
 
     if failures || failures_of.is_some() {
-        // `--failures` shows the engine the gateway ships (v2); `--failures-of` a v1 ablation.
+        // `--failures` shows the engine the gateway ships (v2); `--failures-of` an ablation.
         #[cfg(feature = "bm25-baseline")]
         let bm25 = rankers::Bm25 { cat: &cat };
         #[cfg(feature = "bm25-baseline")]
@@ -220,6 +221,30 @@ pub fn run(mut args: Args) -> Result<(), String> {
         match &failures_of {
             None => {
                 let v2 = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
+                for ((_, qs), pools) in draw(seed) {
+                    show_failures(|q| ask_v2(&v2, q), &cat, &qs, &pools, answers, baseline);
+                }
+            }
+            Some(label) if label.starts_with("v2 ") => {
+                let shipped = floorgate::rank::v2::Rules::SHIPPED;
+                let rules = floorgate::rank::v2::REGISTRY
+                    .iter()
+                    .find_map(|(rule, name, _)| {
+                        if *label == format!("v2 - {name}") && shipped.has(*rule) {
+                            Some(shipped.without(*rule))
+                        } else if *label == format!("v2 + {name}") && !shipped.has(*rule) {
+                            Some(shipped.with(*rule))
+                        } else {
+                            None
+                        }
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "--failures-of: no v2 rule variant is labelled `{label}` (`v2 - NAME` \
+                             for a shipped rule, `v2 + NAME` for one not shipped)"
+                        )
+                    })?;
+                let v2 = V2::new(label, &cat, rules, true);
                 for ((_, qs), pools) in draw(seed) {
                     show_failures(|q| ask_v2(&v2, q), &cat, &qs, &pools, answers, baseline);
                 }

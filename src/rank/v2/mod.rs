@@ -81,6 +81,7 @@ pub enum Rule {
     ParameterWords,
     StepsAfterWhole,
     FullCoverageAnchors,
+    ProductNamesKeepMass,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -109,6 +110,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::ParameterWords, "parameter_words", "a capability word that no tool name or label of the pool or directory has, only parameter names (`limit`, `status`), carries TAIL_SHARE of the mass it would carry otherwise: arguments say how to call a tool, not which"),
     (Rule::StepsAfterWhole, "steps_after_whole", "with sentence_steps: a request of several steps that the whole answers with fewer tools than the limit gets its steps' answers after the whole's"),
     (Rule::FullCoverageAnchors, "full_coverage_anchors", "with name_anchor: a result that covers every word with mass needs no match in its name or label (no word of it is a stray description match)"),
+    (Rule::ProductNamesKeepMass, "product_names_keep_mass", "with head_mass: a product's name in the tail keeps its whole mass (`… from snowflake`): it says where the tool is, not how to call it"),
 ];
 
 /// A set of rules (bit per [`Rule`]).

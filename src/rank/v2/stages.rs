@@ -382,7 +382,10 @@ pub fn mass(
                 }
                 Role::Phrasing | Role::StopWord | Role::Value | Role::Marker => false,
             };
-            let mut share = if t.tail && rules.has(Rule::HeadMass) {
+            // Rule `ProductNamesKeepMass`: the tail says how to call a tool; a product named
+            // there (`… from snowflake`) says which tools, as it would in the head.
+            let product_keeps = role == Role::ProductName && rules.has(Rule::ProductNamesKeepMass);
+            let mut share = if t.tail && rules.has(Rule::HeadMass) && !product_keeps {
                 TAIL_SHARE
             } else {
                 1.0
@@ -833,6 +836,48 @@ mod tests {
         let notion_only = Visible::from_ids(&index, [2]);
         let m = masses("acknowledge pages", &notion_only, Rules::SHIPPED);
         assert!((m[0].1 - m[0].2 * LACKING_SHARE).abs() < 1e-12, "{m:?}");
+    }
+
+    #[test]
+    fn a_product_named_in_the_tail_keeps_its_mass_and_an_argument_there_does_not() {
+        use super::super::TAIL_SHARE;
+        let index = pool();
+        let all = Visible::all(&index);
+        let a = analyze("list the incidents from pagerduty");
+        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(surfaces, ["list", "incidents", "pagerduty"]);
+        assert!(words[2].tail);
+        let rec = gather(&index, &all, &terms, &surfaces);
+        let p = Pool {
+            index: &index,
+            visible: &all,
+            directory: None,
+        };
+        let named = products(&index, &all, None, &a.tokens);
+        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
+        assert_eq!(m[2].role, Role::ProductName);
+        assert!((m[2].mass - m[2].idf).abs() < 1e-12, "{m:?}");
+        let without = mass(
+            &words,
+            &rec,
+            &p,
+            &named,
+            Rules::SHIPPED.without(Rule::ProductNamesKeepMass),
+        );
+        assert!((without[2].mass - without[2].idf * TAIL_SHARE).abs() < 1e-12);
+        // A capability word in the tail still carries the tail's share.
+        let a = analyze("list the pagerduty things with incidents");
+        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+        let rec = gather(&index, &all, &terms, &surfaces);
+        let named = products(&index, &all, None, &a.tokens);
+        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
+        let incidents = surfaces.iter().position(|&w| w == "incidents").unwrap();
+        assert!(words[incidents].tail && m[incidents].role == Role::Capability);
+        assert!((m[incidents].mass - m[incidents].idf * TAIL_SHARE).abs() < 1e-12);
     }
 
     #[test]
