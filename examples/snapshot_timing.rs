@@ -69,7 +69,24 @@ fn main() {
     let directory = read("fixtures/demo/directory.json".into());
     let catalog = read(format!("{dir}/catalog.json"));
     let policy = read(format!("{dir}/policy.json"));
-    let deployment = Rc::new(Deployment::prepare(Some(&directory)).expect("the demo directory"));
+    // The deployment as an isolate prepares it: the directory's text and its compiled snapshot
+    // read from KV, the text parsed and the index read back (the documents are dropped after).
+    let directory_snapshot =
+        floorgate::admin::compile_directory(Some(&directory)).expect("the demo directory compiles");
+    let before = count_peak_from_here();
+    let (deployment, problem) =
+        Deployment::prepare_with(Some(&directory), Some(&directory_snapshot))
+            .expect("the demo directory");
+    assert!(problem.is_none(), "{problem:?}");
+    println!(
+        "the deployment's directory ({} bytes of text, a {} byte snapshot): held {} (peak {}, {:.1} bytes per text byte held)",
+        directory.len(),
+        directory_snapshot.len(),
+        mib(LIVE.load(Ordering::Relaxed) - before),
+        mib(PEAK.load(Ordering::Relaxed) - before),
+        (LIVE.load(Ordering::Relaxed) - before) as f64 / directory.len() as f64,
+    );
+    let deployment = Rc::new(deployment);
     let before = count_peak_from_here();
     let started = Instant::now();
     let snapshot = compile_stored(tenant, Some(&directory), Some(&catalog), Some(&policy))

@@ -24,12 +24,11 @@ pub const KV_CACHE_TTL_SECONDS: u64 = 60;
 /// one isolate TTL plus one KV edge-cache TTL.
 pub const CHANGE_BOUND_MS: i64 = DEFAULT_TTL_MS + KV_CACHE_TTL_SECONDS as i64 * 1000;
 
-/// What the cache weighs the deployment's directory prepared from its text at, per byte of it
-/// (tenants prepared from their documents are weighed by [`write_peak_bytes`] once their tool
-/// count is known). Measured first at ~15 for a tenant (7.2 MB peaked at ~107 MB with the first
-/// ranker's index); since documents keep schemas as text and are parsed one connector at a
-/// time, 4.1 to 7.3 at the peak: kept at 15, a margin.
-pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
+/// What the deployment's directory takes in an isolate once prepared (its text parsed, its
+/// index read back from its snapshot), per byte of its text, with the text itself held while it
+/// is prepared. Measured (`examples/snapshot_timing`, the demo directory's 2,808 tools in 1.8 MB):
+/// 3.4 MiB held, 1.9 bytes per byte; plus the text, rounded up.
+pub const DIRECTORY_BYTES_PER_TEXT_BYTE: usize = 3;
 
 /// The admin write's memory model, per tool and per byte of the documents, of the heavier of
 /// the two ways a tenant is prepared from its documents: the admin write parsing and compiling
@@ -41,10 +40,18 @@ pub const PREPARED_BYTES_PER_DOCUMENT_BYTE: usize = 15;
 pub const WRITE_PEAK_BYTES_PER_TOOL: usize = 1536;
 /// See [`WRITE_PEAK_BYTES_PER_TOOL`].
 pub const WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE: usize = 6;
-/// What the cache of prepared tenants may hold in one isolate (of its 128 MB).
+/// What the prepared directory and tenants may hold in one isolate (of its 128 MB).
 pub const ISOLATE_BUDGET_BYTES: usize = 120 * 1024 * 1024;
-/// The largest prepared tenant accepted: one that fits the budget alone.
+/// The largest prepared tenant accepted beside an empty directory: one that fits the budget
+/// alone ([`tenant_budget_bytes`] takes the directory's share off it).
 pub const MAX_PREPARED_BYTES: usize = ISOLATE_BUDGET_BYTES;
+
+/// What prepared tenants may hold beside a directory of `directory_text_bytes` (its prepared
+/// copy is held in every isolate, so it comes off the budget): the cache's budget and the
+/// largest tenant the admin write accepts.
+pub fn tenant_budget_bytes(directory_text_bytes: usize) -> usize {
+    ISOLATE_BUDGET_BYTES.saturating_sub(directory_prepared_bytes(directory_text_bytes))
+}
 
 /// Bytes a copy prepared from a compiled snapshot takes per snapshot byte, its member views
 /// aside (bounded apart, `tenant::VIEW_CACHE_BYTES`). Measured (bench/load, 10,000 tools): 11.3
@@ -68,9 +75,9 @@ pub fn write_peak_bytes(tools: usize, document_bytes: usize) -> usize {
         .saturating_add(document_bytes.saturating_mul(WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE))
 }
 
-/// The estimated prepared size of documents taking `document_bytes` (the directory's).
-pub fn prepared_bytes(document_bytes: usize) -> usize {
-    document_bytes.saturating_mul(PREPARED_BYTES_PER_DOCUMENT_BYTE)
+/// The estimated memory of the directory prepared from `text_bytes` of text.
+pub fn directory_prepared_bytes(text_bytes: usize) -> usize {
+    text_bytes.saturating_mul(DIRECTORY_BYTES_PER_TEXT_BYTE)
 }
 
 /// The fingerprint of a set of documents as stored (`None`: nothing stored). The admin write
@@ -166,7 +173,17 @@ impl<T> TenantCache<T> {
         }
     }
 
-    /// Drops least recently used entries other than `keep` until the budget holds.
+    /// Sets what the cache may hold (the isolate's budget less the directory's share, which
+    /// changes with the directory) and drops least recently used entries past it.
+    pub fn set_budget(&mut self, budget_bytes: usize) {
+        if budget_bytes != self.budget_bytes {
+            self.budget_bytes = budget_bytes;
+            self.evict("");
+        }
+    }
+
+    /// Drops least recently used entries other than `keep` until the budget holds (a tenant
+    /// id is never empty, so `""` keeps none).
     fn evict(&mut self, keep: &str) {
         while self.held_bytes > self.budget_bytes {
             let oldest = self
@@ -408,6 +425,23 @@ mod tests {
         let _ = cache.offer::<()>("big", "v1", 6, 500, || Ok("big"));
         assert_eq!(cache.held(), (500, 1));
         assert!(matches!(cache.lookup("big", 7), Lookup::Fresh(_)));
+    }
+
+    #[test]
+    fn a_smaller_budget_drops_the_least_recently_used_at_once() {
+        let mut cache: TenantCache<&str> = TenantCache::with_budget(1_000, 100);
+        let _ = cache.offer::<()>("a", "v1", 0, 40, || Ok("a"));
+        let _ = cache.offer::<()>("b", "v1", 1, 40, || Ok("b"));
+        cache.set_budget(100);
+        assert_eq!(cache.held(), (80, 2));
+        // A larger directory takes its share: `a`, used least recently, goes.
+        cache.set_budget(60);
+        assert_eq!(cache.held(), (40, 1));
+        assert!(matches!(cache.lookup("a", 2), Lookup::Stale));
+        assert!(matches!(cache.lookup("b", 2), Lookup::Fresh(_)));
+        // Past every copy, none is kept.
+        cache.set_budget(10);
+        assert_eq!(cache.held(), (0, 0));
     }
 
     #[test]

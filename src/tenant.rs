@@ -708,7 +708,8 @@ pub fn parse_tenant_documents(
 
 /// The estimated peak memory of a `tools`-tool tenant prepared from documents of
 /// `document_bytes`, its members' views included: what the admin write refuses past
-/// [`crate::cache::MAX_PREPARED_BYTES`], and what the isolate cache weighs such a copy at.
+/// [`crate::cache::tenant_budget_bytes`] of the directory, and what the isolate cache weighs such
+/// a copy at.
 pub fn documents_peak_bytes(tools: usize, document_bytes: usize) -> usize {
     crate::cache::write_peak_bytes(tools, document_bytes).saturating_add(VIEW_CACHE_BYTES)
 }
@@ -725,6 +726,8 @@ pub struct Summary {
     /// included ([`crate::cache::write_peak_bytes`]): how close the tenant is to
     /// `memory_limit_bytes`, past which a write is refused.
     pub memory_estimate_bytes: usize,
+    /// The isolate's budget less the directory's prepared copy
+    /// ([`crate::cache::tenant_budget_bytes`]).
     pub memory_limit_bytes: usize,
 }
 
@@ -787,7 +790,9 @@ pub fn check_against(
     let bytes = catalog_json.map_or(0, str::len) + policy_json.map_or(0, str::len);
     let tools = catalog.tools().count();
     let prepared = documents_peak_bytes(tools, bytes);
-    if prepared > crate::cache::MAX_PREPARED_BYTES {
+    // The directory's prepared copy shares every isolate with the tenant.
+    let limit = crate::cache::tenant_budget_bytes(directory.text_bytes());
+    if prepared > limit {
         const MB: usize = 1024 * 1024;
         return Err(DocumentErrors {
             document: written,
@@ -799,7 +804,7 @@ pub fn check_against(
                      {} MB fit; split the tenant or trim its tools",
                     bytes / 1024,
                     prepared / MB,
-                    crate::cache::MAX_PREPARED_BYTES / MB
+                    limit / MB
                 ),
             }],
         });
@@ -811,7 +816,7 @@ pub fn check_against(
         tools,
         roles: policy.roles().count(),
         memory_estimate_bytes: prepared,
-        memory_limit_bytes: crate::cache::MAX_PREPARED_BYTES,
+        memory_limit_bytes: limit,
     };
     Ok((summary, catalog))
 }

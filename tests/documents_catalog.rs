@@ -896,9 +896,17 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
         )
     };
     let tools = check(&catalog).expect("the demo catalog fits").tools;
-    // The largest documents of these tools that fit with the members' views.
-    use floorgate::cache::{MAX_PREPARED_BYTES, WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE};
-    let room = MAX_PREPARED_BYTES
+    // The largest documents of these tools that fit with the members' views, beside the
+    // directory's prepared copy (3 bytes per byte of its 1.8 MB: about 5 MB off 120 MiB).
+    use floorgate::cache::{
+        tenant_budget_bytes, ISOLATE_BUDGET_BYTES, WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE,
+    };
+    let max_prepared = tenant_budget_bytes(directory.len());
+    assert_eq!(
+        ISOLATE_BUDGET_BYTES - max_prepared,
+        directory.len() * floorgate::cache::DIRECTORY_BYTES_PER_TEXT_BYTE
+    );
+    let room = max_prepared
         - floorgate::tenant::VIEW_CACHE_BYTES
         - tools * floorgate::cache::WRITE_PEAK_BYTES_PER_TOOL;
     let limit = room / WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE;
@@ -907,11 +915,9 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
     // The summary tells an operator how close the tenant is: at the limit, within a byte's
     // worth of it.
     let at_limit = check(&pad(limit)).expect("fits");
-    assert_eq!(at_limit.memory_limit_bytes, MAX_PREPARED_BYTES);
-    assert!(at_limit.memory_estimate_bytes <= MAX_PREPARED_BYTES);
-    assert!(
-        at_limit.memory_estimate_bytes > MAX_PREPARED_BYTES - WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE
-    );
+    assert_eq!(at_limit.memory_limit_bytes, max_prepared);
+    assert!(at_limit.memory_estimate_bytes <= max_prepared);
+    assert!(at_limit.memory_estimate_bytes > max_prepared - WRITE_PEAK_BYTES_PER_DOCUMENT_BYTE);
     let err = check(&pad(limit + 1)).unwrap_err();
     assert_eq!(err.document, "catalog");
     let message = &err.errors[0].message;
@@ -919,8 +925,15 @@ fn a_catalog_too_big_for_an_isolate_is_refused_with_the_figure() {
         message.contains(&format!("this tenant's {tools} tools")),
         "{message}"
     );
-    assert!(message.contains("would take about 120 MB"), "{message}");
-    assert!(message.contains("at most 120 MB fit"), "{message}");
+    let mb = max_prepared / (1024 * 1024);
+    assert!(
+        message.contains(&format!("would take about {mb} MB")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("at most {mb} MB fit")),
+        "{message}"
+    );
 }
 
 /// A directory update names the tenants whose stored documents it would make invalid, with

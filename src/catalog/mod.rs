@@ -44,6 +44,8 @@ pub(crate) use origin::{is_loopback_host, is_valid_base_path, parse_port, split_
 pub struct Directory {
     connectors: Vec<Arc<Connector>>,
     by_id: BTreeMap<String, usize>,
+    /// The length of the text it was parsed from (what its prepared copy's memory is weighed by).
+    text_bytes: usize,
 }
 
 /// The directory's list of connectors.
@@ -59,7 +61,9 @@ impl Directory {
     /// are parsed one at a time from their text, as a catalog's private connectors are.
     pub fn parse_with(text: &str, rules: OriginRules) -> Result<Directory, DocumentErrors> {
         let (root, list) = split_list_field(text, DIRECTORY_CONNECTORS, "directory")?;
-        Self::build(root, list, rules)
+        let mut directory = Self::build(root, list, rules)?;
+        directory.text_bytes = text.len();
+        Ok(directory)
     }
 
     pub fn from_value(value: &Value) -> Result<Directory, DocumentErrors> {
@@ -72,7 +76,14 @@ impl Directory {
             .as_object_mut()
             .and_then(|fields| fields.remove(DIRECTORY_CONNECTORS))
             .map(RawList::Parsed);
-        Self::build(root, list, rules)
+        let mut directory = Self::build(root, list, rules)?;
+        directory.text_bytes = value.to_string().len();
+        Ok(directory)
+    }
+
+    /// The length of the directory's text (compact JSON for one built from a value).
+    pub fn text_bytes(&self) -> usize {
+        self.text_bytes
     }
 
     /// The checks of a directory: its root fields in `document`, its connectors (taken out of

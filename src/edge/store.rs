@@ -17,8 +17,8 @@ use crate::admin::{
     DIRECTORY_KEY, DIRECTORY_SNAPSHOT_KEY, DIRECTORY_VERSION_KEY,
 };
 use crate::cache::{
-    documents_fingerprint, prepared_bytes, snapshot_prepared_bytes, Lookup, Offer, TenantCache,
-    DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
+    directory_prepared_bytes, documents_fingerprint, snapshot_prepared_bytes, tenant_budget_bytes,
+    Lookup, Offer, TenantCache, DEFAULT_TTL_MS, KV_CACHE_TTL_SECONDS,
 };
 use crate::tenant::{documents_peak_bytes, Deployment, PreparedTenant};
 
@@ -77,7 +77,7 @@ async fn deployment(kv: &KvStore, now: i64) -> Result<Rc<Deployment>, String> {
         Ok(text) => {
             let print = directory_version(text.as_deref());
             DEPLOYMENT.with(|c| {
-                let weight = prepared_bytes(text.as_deref().map_or(0, str::len));
+                let weight = directory_prepared_bytes(text.as_deref().map_or(0, str::len));
                 c.borrow_mut()
                     .offer(DIRECTORY_KEY, &print, now, weight, || {
                         let snapshot = snapshot.as_ref().ok().and_then(Option::as_deref);
@@ -132,6 +132,9 @@ pub async fn tenant(
             return settle(tenant, "directory", offer);
         }
     };
+    // The directory's prepared copy is held beside the tenants': their budget is what is left.
+    let budget = tenant_budget_bytes(deployment.directory.text_bytes());
+    TENANTS.with(|c| c.borrow_mut().set_budget(budget));
     // The copy's fingerprint joins the directory's and the documents' own, so a version key
     // names it without the documents being read.
     let print_of = |documents: &str| {
