@@ -150,6 +150,42 @@ fn a_product_named_inside_an_argument_is_data() {
     assert!(a.results.is_empty(), "{:?}", names(&a));
 }
 
+/// A tenant's own connector labelled with a product's whole name (`Slack internal bot`, `Jira
+/// self-hosted`) is that product connected: a request naming the product is answered from it,
+/// not turned away as naming a product the caller has not connected.
+#[test]
+fn a_connector_labelled_with_a_products_name_is_that_product() {
+    let renamed = |label: &str, from: &str| -> Vec<ToolDoc> {
+        pool_of(&[from])
+            .into_iter()
+            .map(|t| ToolDoc {
+                connector: label.into(),
+                ..t
+            })
+            .collect()
+    };
+    let mut pool = renamed("Slack internal bot", "Slack");
+    pool.extend(renamed("Jira self-hosted", "Jira"));
+    pool.extend(pool_of(&["Notion", "GitHub"]));
+    for (q, product) in [
+        ("post a message to slack", "Slack internal bot"),
+        ("search jira issues assigned to me", "Jira self-hosted"),
+    ] {
+        let a = ask(&pool, q);
+        let explanation = a.explanation.as_ref().unwrap();
+        assert!(explanation.products_not_connected.is_empty(), "{q}");
+        assert_eq!(
+            a.results.first().map(|r| r.connector.as_ref()),
+            Some(product),
+            "{q}: {:?}",
+            names(&a)
+        );
+    }
+    // Without a Slack of any label the request stays empty.
+    let a = ask(&pool_of(&["Notion", "GitHub"]), "post a message to slack");
+    assert!(a.results.is_empty(), "{:?}", names(&a));
+}
+
 /// A product is named by its name as written: not by an inflected form (`closed` is no
 /// `Close`), and where its name is an ordinary word of other products' tools (`close_…`,
 /// `fetch_…`) only where the request writes it as a name.

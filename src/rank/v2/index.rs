@@ -412,6 +412,16 @@ impl LabelWords {
                 .any(|start| (0..n).all(|k| self.word_spelled_by(k, texts[start + k])))
     }
 
+    /// Whether every word of `other` is a word of this label (`Slack internal bot` has all of
+    /// `Slack`'s): a connector so labelled is that product, as its owner named it.
+    pub fn contains_words_of(&self, other: &LabelWords) -> bool {
+        !other.words.is_empty()
+            && other
+                .words
+                .iter()
+                .all(|(word, _)| self.words.iter().any(|(mine, _)| mine == word))
+    }
+
     /// Whether a query with these terms names this label: every word, whole or all its parts.
     pub fn named_by(&self, query: &[&str]) -> bool {
         !self.words.is_empty()

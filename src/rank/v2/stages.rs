@@ -153,7 +153,20 @@ pub fn products(
     if let Some(dir) = directory {
         for c in named_directory {
             let label = &dir.index.labels()[c as usize];
-            let connected = visible.connector_labelled(index, &label.text).is_some();
+            if visible.connector_labelled(index, &label.text).is_some() {
+                continue;
+            }
+            // A visible connector whose label holds the product's whole name (a tenant's own
+            // `Slack internal bot`) is the caller's connection of it, and named with it.
+            let mut connected = false;
+            for v in 0..index.labels().len() as u32 {
+                if visible.has_connector(v) && index.labels()[v as usize].contains_words_of(label) {
+                    connected = true;
+                    if !out.visible.contains(&v) {
+                        out.visible.push(v);
+                    }
+                }
+            }
             if !connected {
                 out.hidden.push(label.text.clone());
             }
@@ -727,14 +740,28 @@ mod tests {
             let p = products(&index, &notion_only, Some(&dir), &tokens(argument));
             assert!(p.hidden.is_empty() && p.name_terms.is_empty(), "{argument}");
         }
-        // Other quoted text may name one: an organisation's slug in that product.
-        let p = products(
-            &index,
-            &notion_only,
-            Some(&dir),
-            &tokens("list the services of 'pagerduty-prod'"),
+        // A connector the tenant labelled with the product's whole name is that product.
+        let theirs = Index::build(vec![
+            tool("post_message", "Slack internal bot", ""),
+            tool("list_pages", "Notion", ""),
+        ]);
+        let slack = Directory::build(vec![tool("x", "Slack", ""), tool("y", "Notion", "")]);
+        let named = |ix: &Index, vis: &Visible, dir: &Directory, q: &str| {
+            products(ix, vis, Some(dir), &tokens(q))
+        };
+        let p = named(&theirs, &Visible::all(&theirs), &slack, "post to slack");
+        assert!(p.hidden.is_empty(), "{:?}", p.hidden);
+        assert_eq!(p.visible, [0]);
+        let p = named(
+            &theirs,
+            &Visible::from_ids(&theirs, [1]),
+            &slack,
+            "post to slack",
         );
-        assert_eq!(p.hidden, ["PagerDuty"]);
+        assert_eq!(p.hidden, ["Slack"]);
+        // Other quoted text may name one: an organisation's slug in that product.
+        let q = "list the services of 'pagerduty-prod'";
+        assert_eq!(named(&index, &notion_only, &dir, q).hidden, ["PagerDuty"]);
     }
 
     #[test]
