@@ -375,6 +375,14 @@ fn eval_measures_livemcpbench_tasks_over_their_own_pool() {
     // hit@1, hit@5, MRR@5, answered: the PDF task is found, the translation is not (and, with
     // nothing in the pool for it, not answered).
     assert_eq!(&v2[1..], ["0.500", "0.500", "0.500", "0.500"], "{text}");
+    // Again with the data folder's SaaS rows as the directory, as the gateway has it.
+    let saas: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("v2, SaaS directory"))
+        .unwrap_or_else(|| panic!("no SaaS-directory row: {text}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(&saas[3..], ["0.500", "0.500", "0.500", "0.500"], "{text}");
     let out = floorgate(&["eval", "--catalog", &pool, "--livemcp", "--sets", "guessed"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--livemcp needs --data"));

@@ -1,9 +1,12 @@
 //! LiveMCPBench: long task prompts over its own pool of 527 tools of 70 non-SaaS servers, each
 //! task with the tools an annotator used. A task needs several tools, so a hit is any of them;
-//! the whole pool is visible and is also the directory. One pool, so no seeds.
+//! the whole pool is visible and is also the directory. One pool, so no seeds. A last row runs
+//! v2 with the SaaS directory instead (the data folder's `real_tools.jsonl`, as every other
+//! set and the gateway have it), where the pool's own servers meet the directory's products.
 
 use super::loading::{read_jsonl, Catalog};
-use super::rankers::{systems, Ranker};
+use super::rankers::{systems, Ranker, V2};
+
 use crate::tools_file;
 
 /// The pool's and the tasks' file names in the data folder.
@@ -64,11 +67,27 @@ pub fn measure(dir: &str) -> Result<Vec<LiveFigures>, String> {
     let tasks = load_tasks(&join(TASKS_FILE))?;
     let pool: Vec<u32> = (0..cat.docs.len() as u32).collect();
     let systems = systems(&cat);
-    Ok(systems
+    let mut rows: Vec<LiveFigures> = systems
         .iter()
         .map(|r| figures(r.as_ref(), &tasks, &pool))
-        .collect())
+        .collect();
+    let saas_path = join(SAAS_DIRECTORY_FILE);
+    if std::path::Path::new(&saas_path).exists() {
+        use floorgate::rank::v2;
+        let saas = Catalog::load(&saas_path)?;
+        let with_saas = V2 {
+            label: "v2, SaaS directory".into(),
+            index: v2::Index::build(cat.docs.clone()).into(),
+            directory: Some(v2::Directory::build(saas.docs).into()),
+            rules: v2::Rules::SHIPPED,
+        };
+        rows.push(figures(&with_saas, &tasks, &pool));
+    }
+    Ok(rows)
 }
+
+/// The SaaS catalog of the data folder, whose `preferred` rows are the gateway's directory.
+const SAAS_DIRECTORY_FILE: &str = "real_tools.jsonl";
 
 fn figures(r: &dyn Ranker, tasks: &[Task], pool: &[u32]) -> LiveFigures {
     let (mut hit1, mut hit5, mut mrr, mut answered) = (0.0, 0.0, 0.0, 0.0);
