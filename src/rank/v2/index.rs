@@ -412,14 +412,15 @@ impl LabelWords {
                 .any(|start| (0..n).all(|k| self.word_spelled_by(k, texts[start + k])))
     }
 
-    /// Whether every word of `other` is a word of this label (`Slack internal bot` has all of
-    /// `Slack`'s): a connector so labelled is that product, as its owner named it.
+    /// Whether every word of `other` is a word of this label, or a punctuation-separated piece
+    /// of one (`Slack internal bot` and `slack-bridge` have all of `Slack`'s): a connector so
+    /// labelled is that product, as its owner named it.
     pub fn contains_words_of(&self, other: &LabelWords) -> bool {
         !other.words.is_empty()
             && other
                 .words
                 .iter()
-                .all(|(word, _)| self.words.iter().any(|(mine, _)| mine == word))
+                .all(|(word, _)| self.pieces.contains(word))
     }
 
     /// Whether a query with these terms names this label: every word, whole or all its parts.

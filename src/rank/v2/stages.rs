@@ -759,6 +759,12 @@ mod tests {
             "post to slack",
         );
         assert_eq!(p.hidden, ["Slack"]);
+        // Or as a punctuation-separated piece of one of its words; a camel-case part is not one.
+        for (label, connected) in [("acme-slack-bridge", true), ("SlackLike", false)] {
+            let theirs = Index::build(vec![tool("post_message", label, "")]);
+            let p = named(&theirs, &Visible::all(&theirs), &slack, "post to slack");
+            assert_eq!(p.hidden.is_empty(), connected, "{label}");
+        }
         // Other quoted text may name one: an organisation's slug in that product.
         let q = "list the services of 'pagerduty-prod'";
         assert_eq!(named(&index, &notion_only, &dir, q).hidden, ["PagerDuty"]);
