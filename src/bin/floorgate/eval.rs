@@ -15,7 +15,7 @@ mod report;
 mod vendor;
 
 use super::args::Args;
-use ablations::ablations;
+use ablations::{ablations, v2_variants};
 use failures::{ask_v1, ask_v2, show_failures};
 use loading::{load_labels, load_queries, Catalog, EvalQuery};
 use measures::measure;
@@ -125,7 +125,7 @@ pub fn run(mut args: Args) -> Result<(), String> {
     };
     let catalog = args
         .value("--catalog")?
-        .or_else(|| join("real_tools.jsonl"));
+        .or_else(|| join(loading::CATALOG_FILE));
     let queries = args
         .value("--queries")?
         .or_else(|| join("dust_connector_queries.jsonl"));
@@ -226,18 +226,9 @@ pub fn run(mut args: Args) -> Result<(), String> {
                 }
             }
             Some(label) if label.starts_with("v2 ") => {
-                let shipped = floorgate::rank::v2::Rules::SHIPPED;
-                let rules = floorgate::rank::v2::REGISTRY
-                    .iter()
-                    .find_map(|(rule, name, _)| {
-                        if *label == format!("v2 - {name}") && shipped.has(*rule) {
-                            Some(shipped.without(*rule))
-                        } else if *label == format!("v2 + {name}") && !shipped.has(*rule) {
-                            Some(shipped.with(*rule))
-                        } else {
-                            None
-                        }
-                    })
+                let rules = v2_variants()
+                    .find(|(_, variant, _)| variant == label)
+                    .map(|(_, _, rules)| rules)
                     .ok_or_else(|| {
                         format!(
                             "--failures-of: no v2 rule variant is labelled `{label}` (`v2 - NAME` \
@@ -271,18 +262,9 @@ pub fn run(mut args: Args) -> Result<(), String> {
             .filter(|_| only_rules.is_none())
             .map(|(label, rules)| Box::new(Ours::new(label, &cat, rules, true)) as Box<dyn Ranker>);
         let base = V2::new("v2", &cat, floorgate::rank::v2::Rules::SHIPPED, true);
-        let v2 = floorgate::rank::v2::REGISTRY
-            .iter()
-            .filter(|(_, name, _)| only_rules.as_ref().is_none_or(|only| only.contains(name)))
-            .map(move |(rule, name, _)| {
-                let shipped = floorgate::rank::v2::Rules::SHIPPED;
-                let (rules, label) = if shipped.has(*rule) {
-                    (shipped.without(*rule), format!("v2 - {name}"))
-                } else {
-                    (shipped.with(*rule), format!("v2 + {name}"))
-                };
-                Box::new(base.variant(&label, rules)) as Box<dyn Ranker>
-            });
+        let v2 = v2_variants()
+            .filter(|(name, _, _)| only_rules.as_ref().is_none_or(|only| only.contains(name)))
+            .map(move |(_, label, rules)| Box::new(base.variant(&label, rules)) as Box<dyn Ranker>);
         v1.chain(v2).collect()
     } else {
         Vec::new()

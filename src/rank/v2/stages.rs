@@ -153,11 +153,8 @@ pub fn products(
     if let Some(dir) = directory {
         for c in named_directory {
             let label = &dir.index.labels()[c as usize];
-            if visible.connector_labelled(index, &label.text).is_some() {
-                continue;
-            }
-            // A visible connector whose label holds the product's whole name (a tenant's own
-            // `Slack internal bot`) is the caller's connection of it, and named with it.
+            // A visible connector whose label holds the product's whole name (its own label, or
+            // a tenant's `Slack internal bot`) is the caller's connection of it, named with it.
             let mut connected = false;
             for v in 0..index.labels().len() as u32 {
                 if visible.has_connector(v) && index.labels()[v as usize].contains_words_of(label) {
@@ -834,21 +831,9 @@ mod tests {
             tool("resolve_ticket", "Zendesk", ""),
         ]);
         let masses = |query: &str, visible: &Visible, rules: Rules| {
-            let a = analyze(query);
-            let words: Vec<&QueryToken> =
-                a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
-            let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
-            let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
-            let rec = gather(&index, visible, &terms, &surfaces);
-            let p = Pool {
-                index: &index,
-                visible,
-                directory: Some(&dir),
-            };
-            let named = products(&index, visible, Some(&dir), &a.tokens);
-            mass(&words, &rec, &p, &named, rules)
-                .iter()
-                .map(|m| (m.role, m.mass, m.idf))
+            masses_of(&index, visible, Some(&dir), query, rules)
+                .into_iter()
+                .map(|(_, _, m)| (m.role, m.mass, m.idf))
                 .collect::<Vec<_>>()
         };
         // `resolve`: only another product's tool has it; no visible tool covers it: half.
@@ -871,46 +856,55 @@ mod tests {
         assert!((m[0].1 - m[0].2 * LACKING_SHARE).abs() < 1e-12, "{m:?}");
     }
 
+    /// Stages 1–4 over `query`: each word as written, whether it is in the tail, and its mass.
+    fn masses_of(
+        index: &Index,
+        visible: &Visible,
+        directory: Option<&Directory>,
+        query: &str,
+        rules: Rules,
+    ) -> Vec<(String, bool, TermMass)> {
+        let a = analyze(query);
+        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
+        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
+        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+        let rec = gather(index, visible, &terms, &surfaces);
+        let pool = Pool {
+            index,
+            visible,
+            directory,
+        };
+        let named = products(index, visible, directory, &a.tokens);
+        let masses = mass(&words, &rec, &pool, &named, rules);
+        words
+            .iter()
+            .zip(masses)
+            .map(|(w, m)| (w.text.clone(), w.tail, m))
+            .collect()
+    }
+
     #[test]
-    fn a_product_named_in_the_tail_keeps_its_mass_and_an_argument_there_does_not() {
+    fn a_product_named_in_the_tail_keeps_its_mass_and_a_capability_there_does_not() {
         use super::super::TAIL_SHARE;
         let index = pool();
         let all = Visible::all(&index);
-        let a = analyze("list the incidents from pagerduty");
-        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
-        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
-        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
+        let query = "list the incidents from pagerduty";
+        let m = masses_of(&index, &all, None, query, Rules::SHIPPED);
+        let surfaces: Vec<&str> = m.iter().map(|(w, _, _)| w.as_str()).collect();
         assert_eq!(surfaces, ["list", "incidents", "pagerduty"]);
-        assert!(words[2].tail);
-        let rec = gather(&index, &all, &terms, &surfaces);
-        let p = Pool {
-            index: &index,
-            visible: &all,
-            directory: None,
-        };
-        let named = products(&index, &all, None, &a.tokens);
-        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
-        assert_eq!(m[2].role, Role::ProductName);
-        assert!((m[2].mass - m[2].idf).abs() < 1e-12, "{m:?}");
-        let without = mass(
-            &words,
-            &rec,
-            &p,
-            &named,
-            Rules::SHIPPED.without(Rule::ProductNamesKeepMass),
-        );
-        assert!((without[2].mass - without[2].idf * TAIL_SHARE).abs() < 1e-12);
+        let (_, tail, pagerduty) = m[2];
+        assert!(tail);
+        assert_eq!(pagerduty.role, Role::ProductName);
+        assert!((pagerduty.mass - pagerduty.idf).abs() < 1e-12, "{m:?}");
+        let without = Rules::SHIPPED.without(Rule::ProductNamesKeepMass);
+        let (_, _, pagerduty) = masses_of(&index, &all, None, query, without)[2];
+        assert!((pagerduty.mass - pagerduty.idf * TAIL_SHARE).abs() < 1e-12);
         // A capability word in the tail still carries the tail's share.
-        let a = analyze("list the pagerduty things with incidents");
-        let words: Vec<&QueryToken> = a.tokens.iter().filter(|t| t.kind == Kind::Word).collect();
-        let terms: Vec<&str> = words.iter().map(|t| t.term.as_str()).collect();
-        let surfaces: Vec<&str> = words.iter().map(|t| t.text.as_str()).collect();
-        let rec = gather(&index, &all, &terms, &surfaces);
-        let named = products(&index, &all, None, &a.tokens);
-        let m = mass(&words, &rec, &p, &named, Rules::SHIPPED);
-        let incidents = surfaces.iter().position(|&w| w == "incidents").unwrap();
-        assert!(words[incidents].tail && m[incidents].role == Role::Capability);
-        assert!((m[incidents].mass - m[incidents].idf * TAIL_SHARE).abs() < 1e-12);
+        let query = "list the pagerduty things with incidents";
+        let m = masses_of(&index, &all, None, query, Rules::SHIPPED);
+        let (_, tail, incidents) = m.iter().find(|(w, _, _)| w == "incidents").unwrap();
+        assert!(*tail && incidents.role == Role::Capability);
+        assert!((incidents.mass - incidents.idf * TAIL_SHARE).abs() < 1e-12);
     }
 
     #[test]

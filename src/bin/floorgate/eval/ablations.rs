@@ -1,7 +1,22 @@
 //! The ablations of `--ablation` and `--failures-of`: the shipped v1 rules with each refinement
-//! turned off (or a measured, unshipped one turned on).
+//! turned off (or a measured, unshipped one turned on), and v2's rules the same way.
 
 use floorgate::rank::Rules;
+
+/// v2's rule variants, one per registry rule: the shipped rules without it (`v2 - NAME`) or, for
+/// a rule not shipped, with it (`v2 + NAME`); each with the rule's registry name.
+pub fn v2_variants() -> impl Iterator<Item = (&'static str, String, floorgate::rank::v2::Rules)> {
+    let shipped = floorgate::rank::v2::Rules::SHIPPED;
+    floorgate::rank::v2::REGISTRY
+        .iter()
+        .map(move |&(rule, name, _)| {
+            if shipped.has(rule) {
+                (name, format!("v2 - {name}"), shipped.without(rule))
+            } else {
+                (name, format!("v2 + {name}"), shipped.with(rule))
+            }
+        })
+}
 
 /// The refinements, each turned off in turn for `--ablation`.
 pub fn ablations() -> Vec<(&'static str, Rules)> {

@@ -4,9 +4,8 @@
 //! v2 with the SaaS directory instead (the data folder's `real_tools.jsonl`, as every other
 //! set and the gateway have it), where the pool's own servers meet the directory's products.
 
-use super::loading::{read_jsonl, Catalog};
+use super::loading::{read_jsonl, Catalog, CATALOG_FILE};
 use super::rankers::{systems, Ranker, V2};
-
 use crate::tools_file;
 
 /// The pool's and the tasks' file names in the data folder.
@@ -71,23 +70,18 @@ pub fn measure(dir: &str) -> Result<Vec<LiveFigures>, String> {
         .iter()
         .map(|r| figures(r.as_ref(), &tasks, &pool))
         .collect();
-    let saas_path = join(SAAS_DIRECTORY_FILE);
+    let saas_path = join(CATALOG_FILE);
     if std::path::Path::new(&saas_path).exists() {
         use floorgate::rank::v2;
         let saas = Catalog::load(&saas_path)?;
         let with_saas = V2 {
-            label: "v2, SaaS directory".into(),
-            index: v2::Index::build(cat.docs.clone()).into(),
             directory: Some(v2::Directory::build(saas.docs).into()),
-            rules: v2::Rules::SHIPPED,
+            ..V2::new("v2, SaaS directory", &cat, v2::Rules::SHIPPED, false)
         };
         rows.push(figures(&with_saas, &tasks, &pool));
     }
     Ok(rows)
 }
-
-/// The SaaS catalog of the data folder, whose `preferred` rows are the gateway's directory.
-const SAAS_DIRECTORY_FILE: &str = "real_tools.jsonl";
 
 fn figures(r: &dyn Ranker, tasks: &[Task], pool: &[u32]) -> LiveFigures {
     let (mut hit1, mut hit5, mut mrr, mut answered) = (0.0, 0.0, 0.0, 0.0);

@@ -52,6 +52,9 @@ impl EvalQuery {
     }
 }
 
+/// The data folder's SaaS tool rows; its `preferred` rows are the catalog and the directory.
+pub const CATALOG_FILE: &str = "real_tools.jsonl";
+
 /// The catalog, grouped by connector.
 pub struct Catalog {
     pub docs: Vec<ToolDoc>,
