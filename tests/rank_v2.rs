@@ -505,7 +505,9 @@ proptest! {
         for r in &a.results {
             let parts: f64 = r.explain.as_ref().unwrap().iter().map(|m| m.contribution).sum();
             prop_assert!((parts - r.score).abs() < 1e-9, "{}: {} vs {}", r.name, parts, r.score);
-            prop_assert!(r.coverage >= v2::FLOOR || r.name.eq_ignore_ascii_case(q.trim()));
+            // The gate's own tolerance: exactly half, as float sums compute it, is at the floor.
+            let at_floor = r.coverage >= v2::FLOOR - v2::stages::COVERAGE_ROUNDING;
+            prop_assert!(at_floor || r.name.eq_ignore_ascii_case(q.trim()));
         }
         if a.results.is_empty() {
             let ex = a.explanation.as_ref().unwrap();

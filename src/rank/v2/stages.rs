@@ -125,22 +125,30 @@ pub fn products(
     // A token is a product's name where it may name a label and spells a whole word of it
     // (`google`, `teams`), or a piece of one (`monday` of `monday.com`) whose label the query
     // names in full: alone, `monday` is a weekday.
+    // A camel-case part (`pager` of `PagerDuty`) counts only where the query names the label
+    // whole (`PagerDuty` written as is).
     let names = |ix: &Index, named: &[u32], c: u32, at: usize| {
         let label = &ix.labels()[c as usize];
         may_name(at, label) && (label.word_spelled_whole(texts[at]) || named.contains(&c))
     };
-    for (at, t) in tokens.iter().enumerate() {
-        let of_pool = index
-            .labels_with_piece(&t.term)
+    let names_whole = |ix: &Index, named: &[u32], c: u32, at: usize| {
+        named.contains(&c) && may_name(at, &ix.labels()[c as usize])
+    };
+    let spells = |ix: &Index, named: &[u32], term: &str, at: usize, keep: &dyn Fn(u32) -> bool| {
+        ix.labels_with_piece(term)
             .iter()
-            .any(|&c| visible.has_connector(c) && names(index, &named_pool, c, at));
+            .any(|&c| keep(c) && names(ix, named, c, at))
+            || ix
+                .labels_with_part(term)
+                .iter()
+                .any(|&c| keep(c) && names_whole(ix, named, c, at))
+    };
+    for (at, t) in tokens.iter().enumerate() {
+        let of_pool = spells(index, &named_pool, &t.term, at, &|c| {
+            visible.has_connector(c)
+        });
         let of_directory = || {
-            directory.is_some_and(|d| {
-                d.index
-                    .labels_with_piece(&t.term)
-                    .iter()
-                    .any(|&c| names(&d.index, &named_directory, c, at))
-            })
+            directory.is_some_and(|d| spells(&d.index, &named_directory, &t.term, at, &|_| true))
         };
         if (of_pool || of_directory()) && !out.name_terms.contains(&t.term) {
             out.name_terms.push(t.term.clone());
@@ -905,6 +913,35 @@ mod tests {
         let (_, tail, incidents) = m.iter().find(|(w, _, _)| w == "incidents").unwrap();
         assert!(*tail && incidents.role == Role::Capability);
         assert!((incidents.mass - incidents.idf * TAIL_SHARE).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_product_written_in_camel_case_is_named_by_its_parts() {
+        let index = pool();
+        let all = Visible::all(&index);
+        let roles = |query: &str| -> Vec<(String, Role, f64)> {
+            masses_of(&index, &all, None, query, Rules::SHIPPED)
+                .into_iter()
+                .map(|(w, _, m)| (w, m.role, m.mass / m.idf))
+                .collect()
+        };
+        // `PagerDuty` as written splits into `pager` and `duty`, and names the label whole:
+        // both parts weigh as the one word `pagerduty` does (a product keeps its mass in
+        // the tail).
+        let camel = roles("list the incidents from PagerDuty");
+        assert_eq!(camel.len(), 4, "{camel:?}");
+        for (word, role, share) in &camel[2..] {
+            assert_eq!(
+                (*role, *share),
+                (Role::ProductName, 1.0),
+                "{word}: {camel:?}"
+            );
+        }
+        let whole = roles("list the incidents from pagerduty");
+        assert_eq!((whole[2].1, whole[2].2), (Role::ProductName, 1.0));
+        // A part alone names nothing: `pager` is then what the tools' text makes it.
+        let part = roles("list the incidents from the pager");
+        assert_ne!(part[2].1, Role::ProductName, "{part:?}");
     }
 
     #[test]
