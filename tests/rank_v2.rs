@@ -563,7 +563,8 @@ fn a_request_to_read_gets_no_tool_whose_action_writes() {
         v2::search(&index, &Visible::all(&index), &req)
     };
     let shipped = v2::Rules::SHIPPED;
-    let read = ask("list the alert grouping settings", shipped);
+    let read_query = "list the alert grouping settings";
+    let read = ask(read_query, shipped);
     assert!(read.results.is_empty(), "{:?}", names(&read));
     let why = read.explanation.unwrap();
     assert_eq!(
@@ -573,13 +574,20 @@ fn a_request_to_read_gets_no_tool_whose_action_writes() {
         })
     );
     assert!(why.reason.unwrap().contains("writes"));
-    let off = ask(
-        "list the alert grouping settings",
-        shipped.without(v2::Rule::ReadGetsNoWrite),
-    );
-    assert_eq!(names(&off), ["create_alert_grouping_setting"]);
-    let create = ask("create an alert grouping setting", shipped);
-    assert_eq!(names(&create), ["create_alert_grouping_setting"]);
+    // Rule 25 (`questions_read`): a question that names no action asks to read too.
+    let question = "which alert grouping settings are there?";
+    assert!(ask(question, shipped).results.is_empty());
+    // Each rule off answers its read with the writing tool; a request (or a question) naming
+    // the writing action gets it.
+    for (query, rules) in [
+        (read_query, shipped.without(v2::Rule::ReadGetsNoWrite)),
+        (question, shipped.without(v2::Rule::QuestionsRead)),
+        ("create an alert grouping setting", shipped),
+        ("how do I create an alert grouping setting?", shipped),
+    ] {
+        let a = ask(query, rules);
+        assert_eq!(names(&a), ["create_alert_grouping_setting"], "{query}");
+    }
     // The tool's own `readOnlyHint: true` is never withheld as a write.
     let mut annotated = index.docs().to_vec();
     annotated[0].read_only = Some(true);

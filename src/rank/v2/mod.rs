@@ -82,6 +82,7 @@ pub enum Rule {
     StepsAfterWhole,
     FullCoverageAnchors,
     ProductNamesKeepMass,
+    QuestionsRead,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -111,6 +112,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::StepsAfterWhole, "steps_after_whole", "with sentence_steps: a request of several steps that the whole answers with fewer tools than the limit gets its steps' answers after the whole's"),
     (Rule::FullCoverageAnchors, "full_coverage_anchors", "with name_anchor: a result that covers every word with mass needs no match in its name or label (no word of it is a stray description match)"),
     (Rule::ProductNamesKeepMass, "product_names_keep_mass", "with head_mass: a product's name in the tail keeps its whole mass (`… from snowflake`): it says where the tool is, not how to call it"),
+    (Rule::QuestionsRead, "questions_read", "with read_gets_no_write: a request opening with an interrogative (`who`, `what`, `how`…) and naming no action asks to read"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -701,9 +703,10 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
     // Nothing is scored for a request whose product is not connected, or that has no mass.
     if !detected && (total > 0.0 || !exact.is_empty()) {
         // Rule `ReadGetsNoWrite`: the directory, when the request only asks to read.
-        let read_request = req
-            .directory
-            .filter(|d| rules.has(Rule::ReadGetsNoWrite) && stages::asks_only_to_read(&tokens, d));
+        let read_request = req.directory.filter(|d| {
+            let question = rules.has(Rule::QuestionsRead) && analysis.is_question();
+            rules.has(Rule::ReadGetsNoWrite) && stages::asks_only_to_read(&tokens, d, question)
+        });
         for s in stages::score(&rec, &masses, index, &products, &exact, rules) {
             let verdict = stages::gate(&s, rules).and_then(|()| match read_request {
                 Some(d) if !s.exact && stages::writes_unasked(index, s.id, d, &all_terms) => {

@@ -20,6 +20,12 @@ pub const NAMING_MARKERS: &[&str] = &["called", "labeled", "labelled", "named", 
 /// frames a request (`show me`, `give us`, `tell me`) rather than naming what a tool does.
 pub const REQUESTER_PRONOUNS: &[&str] = &["me", "us"];
 
+/// English interrogatives (closed class): a request opening with one asks a question, which
+/// reads (`who is on schedule SCHED123?`).
+pub const INTERROGATIVES: &[&str] = &[
+    "how", "what", "when", "where", "which", "who", "whom", "whose", "why",
+];
+
 /// English prepositions and subordinating words: a closed word class (any grammar lists it),
 /// where a request's head ends.
 pub const HEAD_ENDS: &[&str] = &[
@@ -77,6 +83,13 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Whether the request opens with an interrogative: a question asks to be told.
+    pub fn is_question(&self) -> bool {
+        self.tokens
+            .first()
+            .is_some_and(|t| INTERROGATIVES.contains(&t.text.to_ascii_lowercase().as_str()))
+    }
+
     /// The distinct terms of the query that are words, each once (first occurrence wins, but a
     /// head occurrence beats a tail one).
     pub fn distinct(&self) -> Vec<&QueryToken> {
@@ -336,6 +349,25 @@ mod tests {
             .find(|(t, _, _)| t == token)
             .unwrap_or_else(|| panic!("{token} not in {q}"))
             .1
+    }
+
+    #[test]
+    fn a_request_opening_with_an_interrogative_is_a_question() {
+        for q in [
+            "Who is on schedule SCHED123?",
+            "what's open",
+            "How many teams are there",
+        ] {
+            assert!(analyze(q).is_question(), "{q}");
+        }
+        for q in [
+            "List the teams who are on call",
+            "show me what changed",
+            "",
+            "delete it?",
+        ] {
+            assert!(!analyze(q).is_question(), "{q}");
+        }
     }
 
     #[test]

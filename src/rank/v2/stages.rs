@@ -623,14 +623,18 @@ pub fn action_term(index: &Index, id: DocId) -> Option<String> {
 }
 
 /// Rule `ReadGetsNoWrite` (stage 6): whether the request names some action the directory's
-/// annotations class, and every such action reads.
-pub fn asks_only_to_read(tokens: &[&QueryToken], directory: &Directory) -> bool {
+/// annotations class, and every such action reads; or (rule `QuestionsRead`) names none of
+/// them and is a question.
+pub fn asks_only_to_read(tokens: &[&QueryToken], directory: &Directory, question: bool) -> bool {
     let mut actions = tokens
         .iter()
         .filter(|t| matches!(t.kind, Kind::Word | Kind::Frame))
         .filter_map(|t| directory.action(&t.term))
         .peekable();
-    actions.peek().is_some() && actions.all(|a| a == Action::Reads)
+    match actions.peek() {
+        Some(_) => actions.all(|a| a == Action::Reads),
+        None => question,
+    }
 }
 
 /// Rule `ReadGetsNoWrite` (stage 6), for a read request: the tool's name's action writes and
