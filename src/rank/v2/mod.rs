@@ -164,6 +164,36 @@ pub enum Action {
     Writes,
 }
 
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Reads => "reads",
+            Action::Writes => "writes",
+        }
+    }
+}
+
+/// The actions the public connector directory's annotations class (`fixtures/demo/directory.json`,
+/// the `preferred` rows of the public tool collection), as [`Directory::action_classes_text`]
+/// writes them; `tests/rank_v2.rs::the_built_in_action_classes_are_the_public_directorys` keeps
+/// the two equal.
+pub const BUILT_IN_ACTIONS: &str = include_str!("action_classes.txt");
+
+fn built_in_action_classes() -> std::collections::HashMap<String, Action> {
+    BUILT_IN_ACTIONS
+        .lines()
+        .filter_map(|line| {
+            let (term, class) = line.split_once(' ')?;
+            let class = match class {
+                "reads" => Action::Reads,
+                "writes" => Action::Writes,
+                _ => return None,
+            };
+            Some((term.to_string(), class))
+        })
+        .collect()
+}
+
 /// The actions the directory's annotations class, from each annotated tool's name's action
 /// term ([`stages::action_term`]): at least [`MIN_ACTION_ANNOTATED`] tools, all agreeing.
 fn action_classes(index: &Index) -> std::collections::HashMap<String, Action> {
@@ -204,12 +234,33 @@ impl Directory {
     }
 
     /// Whether the directory's annotated tools named for this action term all read or all
-    /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say.
+    /// write (at least [`MIN_ACTION_ANNOTATED`] of them); `None` when they do not say. A
+    /// directory none of whose tools carries `readOnlyHint` (a tools file of names,
+    /// descriptions and schemas only) says nothing: the public directory's classes
+    /// ([`built_in_action_classes`]) are used instead.
     pub fn action(&self, term: &str) -> Option<Action> {
         self.actions
-            .get_or_init(|| action_classes(&self.index))
+            .get_or_init(|| {
+                let annotated = self.index.docs().iter().any(|d| d.read_only.is_some());
+                if annotated {
+                    action_classes(&self.index)
+                } else {
+                    built_in_action_classes()
+                }
+            })
             .get(term)
             .copied()
+    }
+
+    /// What its own annotations class, one `term reads|writes` line each, sorted: the text of
+    /// [`BUILT_IN_ACTIONS`] when this is the public directory.
+    pub fn action_classes_text(&self) -> String {
+        let mut lines: Vec<String> = action_classes(&self.index)
+            .into_iter()
+            .map(|(term, class)| format!("{term} {}\n", class.as_str()))
+            .collect();
+        lines.sort();
+        lines.concat()
     }
 
     /// Its index compiled (see [`compiled`]).
