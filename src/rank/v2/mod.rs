@@ -511,7 +511,7 @@ impl std::fmt::Display for EmptyReason {
             ),
             EmptyReason::Rejected { gate: Gate::Anchor } => write!(
                 f,
-                "the query's words appear only in descriptions, never in a tool's name or parameters"
+                "the tools that cover enough of the query meet its words only in their descriptions or parameters, never in their names"
             ),
             EmptyReason::Rejected {
                 gate: Gate::WriteForRead,
