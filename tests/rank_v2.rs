@@ -779,3 +779,43 @@ fn the_built_in_action_classes_are_the_public_directorys() {
     assert_eq!(bare.action("list"), Some(v2::Action::Reads));
     assert_eq!(bare.action("delet"), Some(v2::Action::Writes));
 }
+
+/// Rule 26 (`participles_describe`): a past participle says which data (`issues created last
+/// week`, `issues assigned to me`), so it weighs as a tail word and asks for no action; without
+/// the rule the tools named for that action come first.
+#[test]
+fn a_past_participle_describes_the_data() {
+    let pool = pool_of(&[
+        "GitHub",
+        "Jira",
+        "Sentry",
+        "Box",
+        "PagerDuty",
+        "Slack",
+        "Notion",
+        "Zscaler",
+    ]);
+    let off = v2::Rules::SHIPPED.without(v2::Rule::ParticiplesDescribe);
+    let share = |a: &v2::Answer, word: &str| {
+        let ex = a.explanation.as_ref().unwrap();
+        ex.tokens
+            .iter()
+            .find(|t| t.token == word)
+            .unwrap()
+            .mass_share
+    };
+    let place = |a: &v2::Answer| names(a).iter().position(|&n| n == "list_issues");
+    for query in [
+        "list the issues created last week",
+        "list issues assigned to me",
+    ] {
+        let participle = query.split(' ').find(|w| w.ends_with("ed")).unwrap();
+        let (with, without) = (ask(&pool, query), ask_under(&pool, query, off));
+        assert_eq!(place(&with), Some(0), "{query}: {:?}", names(&with));
+        assert_ne!(place(&without), Some(0), "{query}: {:?}", names(&without));
+        assert!(
+            share(&with, participle) < share(&without, participle),
+            "{query}"
+        );
+    }
+}

@@ -83,6 +83,7 @@ pub enum Rule {
     FullCoverageAnchors,
     ProductNamesKeepMass,
     QuestionsRead,
+    ParticiplesDescribe,
 }
 
 /// Number, name and one-line reason of each rule, in order; `eval --ablation` iterates it.
@@ -113,6 +114,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::FullCoverageAnchors, "full_coverage_anchors", "with name_anchor: a result that covers every word with mass needs no match in its name or label (no word of it is a stray description match)"),
     (Rule::ProductNamesKeepMass, "product_names_keep_mass", "with head_mass: a product's name in the tail keeps its whole mass (`… from snowflake`): it says where the tool is, not how to call it"),
     (Rule::QuestionsRead, "questions_read", "with read_gets_no_write: a request opening with an interrogative (`who`, `what`, `how`…) and naming no action asks to read"),
+    (Rule::ParticiplesDescribe, "participles_describe", "a past participle (`issues created last week`, `assigned to me`) describes the data: it carries TAIL_SHARE of its mass, as a tail word does, and asks for no action (rule 17)"),
 ];
 
 /// A set of rules (bit per [`Rule`]).
@@ -704,7 +706,14 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
         }
     }
     let tokens: Vec<&QueryToken> = distinct.iter().map(|&i| &analysis.tokens[i]).collect();
-    let all_terms: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
+    // Rule 17's actions as asked: a past participle describes the data (`issues created last
+    // week`), it does not ask for the action (rule `ParticiplesDescribe`).
+    let asking: Vec<&QueryToken> = tokens
+        .iter()
+        .copied()
+        .filter(|t| !(rules.has(Rule::ParticiplesDescribe) && t.is_participle()))
+        .collect();
+    let asked_terms: Vec<&str> = asking.iter().map(|t| t.term.as_str()).collect();
     let products = stages::products(index, visible, req.directory, &analysis.tokens);
     let words: Vec<&QueryToken> = tokens
         .iter()
@@ -756,11 +765,11 @@ fn search_request(index: &Index, visible: &Visible, req: &Request) -> Answer {
         // Rule `ReadGetsNoWrite`: the directory, when the request only asks to read.
         let read_request = req.directory.filter(|d| {
             let question = rules.has(Rule::QuestionsRead) && analysis.is_question();
-            rules.has(Rule::ReadGetsNoWrite) && stages::asks_only_to_read(&tokens, d, question)
+            rules.has(Rule::ReadGetsNoWrite) && stages::asks_only_to_read(&asking, d, question)
         });
         for s in stages::score(&rec, &masses, index, &products, &exact, rules) {
             let verdict = stages::gate(&s, rules).and_then(|()| match read_request {
-                Some(d) if !s.exact && stages::writes_unasked(index, s.id, d, &all_terms) => {
+                Some(d) if !s.exact && stages::writes_unasked(index, s.id, d, &asked_terms) => {
                     Err(Gate::WriteForRead)
                 }
                 _ => Ok(()),

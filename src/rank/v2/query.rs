@@ -74,6 +74,14 @@ pub struct QueryToken {
     pub argument: bool,
 }
 
+impl QueryToken {
+    /// A past participle or past tense by its form: six letters or more ending in `-ed`, which
+    /// the stemmer strips (`created`, `assigned`; not `need`, `embed`, `speed`).
+    pub fn is_participle(&self) -> bool {
+        self.text.len() > 5 && self.text.ends_with("ed") && self.term.len() < self.text.len()
+    }
+}
+
 /// The analysed query: its tokens in order, and whether it is prose or one identifier
 /// (a guessed tool name like `list_all_cal_com_schedules`).
 #[derive(Clone, Debug)]
@@ -349,6 +357,23 @@ mod tests {
             .find(|(t, _, _)| t == token)
             .unwrap_or_else(|| panic!("{token} not in {q}"))
             .1
+    }
+
+    #[test]
+    fn a_past_participle_is_known_by_its_form() {
+        let participles = |q: &str| -> Vec<String> {
+            analyze(q)
+                .tokens
+                .iter()
+                .filter(|t| t.is_participle())
+                .map(|t| t.text.clone())
+                .collect()
+        };
+        assert_eq!(
+            participles("list issues created or assigned to me"),
+            ["created", "assigned"]
+        );
+        assert!(participles("we need to embed the shed at speed").is_empty());
     }
 
     #[test]

@@ -403,7 +403,10 @@ pub fn mass(
             // Rule `ProductNamesKeepMass`: the tail says how to call a tool; a product named
             // there (`… from snowflake`) says which tools, as it would in the head.
             let product_keeps = role == Role::ProductName && rules.has(Rule::ProductNamesKeepMass);
-            let mut share = if t.tail && rules.has(Rule::HeadMass) && !product_keeps {
+            let in_tail = t.tail && rules.has(Rule::HeadMass);
+            // Rule `ParticiplesDescribe`: `created`, `assigned` say which data, not what to do.
+            let describes = rules.has(Rule::ParticiplesDescribe) && t.is_participle();
+            let mut share = if (in_tail || describes) && !product_keeps {
                 TAIL_SHARE
             } else {
                 1.0
