@@ -616,9 +616,10 @@ pub fn action_term(index: &Index, id: DocId) -> Option<String> {
     let mut action = None;
     crate::tokenize::for_each_token(&index.doc(id).name, |t, _, _| {
         if action.is_none() {
-            let term = super::text::stem(t);
+            // Remembered: a query asks this of every candidate that passes the gates.
+            let term = super::text::stem_remembered(t);
             if !index.labels_with_piece(&term).contains(&connector) {
-                action = Some(term.into_owned());
+                action = Some(term);
             }
         }
     });
