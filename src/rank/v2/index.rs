@@ -455,7 +455,13 @@ pub struct Index {
     doc_connector: Vec<u32>,
     /// Per tool: distinct terms of its name.
     pub(super) name_len: Vec<u8>,
+    /// Per tool: its name's action term (rule 17), each found the first time a read request
+    /// meets the tool; the table is made by the first such request.
+    actions: std::sync::OnceLock<Box<[ActionTerm]>>,
 }
+
+/// A tool name's action term, once found ([`Index::action_of`]).
+type ActionTerm = std::sync::OnceLock<Option<Box<str>>>;
 
 /// The shorter side of a prefix match has at least this many characters (`repo` meets
 /// `repository`, `cal` does not meet `calendar`).
@@ -478,7 +484,19 @@ impl Index {
             part_labels: FnvMap::default(),
             doc_connector: Vec::with_capacity(tools),
             name_len: Vec::with_capacity(tools),
+            actions: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The action term of a tool's name ([`super::stages::action_term`]), remembered.
+    pub fn action_of(&self, id: DocId) -> Option<&str> {
+        let table = self
+            .actions
+            .get_or_init(|| (0..self.docs.len()).map(|_| Default::default()).collect());
+        table
+            .get(id as usize)?
+            .get_or_init(|| super::stages::action_term(self, id).map(Into::into))
+            .as_deref()
     }
 
     pub fn build(docs: Vec<ToolDoc>) -> Index {
@@ -800,6 +818,14 @@ impl Index {
             + self.name_terms.capacity() * 4
             + self.by_name.capacity() * 12
             + self.docs.len() * 8
+            + self.actions.get().map_or(0, |table| {
+                table.len() * std::mem::size_of::<ActionTerm>()
+                    + table
+                        .iter()
+                        .filter_map(|a| a.get()?.as_deref())
+                        .map(str::len)
+                        .sum::<usize>()
+            })
     }
 }
 

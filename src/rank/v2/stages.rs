@@ -616,10 +616,9 @@ pub fn action_term(index: &Index, id: DocId) -> Option<String> {
     let mut action = None;
     crate::tokenize::for_each_token(&index.doc(id).name, |t, _, _| {
         if action.is_none() {
-            // Remembered: a query asks this of every candidate that passes the gates.
-            let term = super::text::stem_remembered(t);
+            let term = super::text::stem(t);
             if !index.labels_with_piece(&term).contains(&connector) {
-                action = Some(term);
+                action = Some(term.into_owned());
             }
         }
     });
@@ -645,9 +644,9 @@ pub fn asks_only_to_read(tokens: &[&QueryToken], directory: &Directory, question
 /// the request does not name it (a tool annotated `readOnlyHint: true` never does).
 pub fn writes_unasked(index: &Index, id: DocId, directory: &Directory, query: &[&str]) -> bool {
     index.doc(id).read_only != Some(true)
-        && action_term(index, id).is_some_and(|a| {
-            directory.action(&a) == Some(Action::Writes) && !query.contains(&a.as_str())
-        })
+        && index
+            .action_of(id)
+            .is_some_and(|a| directory.action(a) == Some(Action::Writes) && !query.contains(&a))
 }
 
 /// Stage 7, order: an exact whole-name match; then (each a rule) tools of a product the query
