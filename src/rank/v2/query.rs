@@ -21,10 +21,13 @@ pub const NAMING_MARKERS: &[&str] = &["called", "labeled", "labelled", "named", 
 pub const REQUESTER_PRONOUNS: &[&str] = &["me", "us"];
 
 /// English interrogatives (closed class): a request opening with one asks a question, which
-/// reads (`who is on schedule SCHED123?`).
+/// reads (`who is on schedule SCHED123?`). `how` asks one only as `how many` or `how much`:
+/// `how do I make a page` asks how to act.
 pub const INTERROGATIVES: &[&str] = &[
-    "how", "what", "when", "where", "which", "who", "whom", "whose", "why",
+    "what", "when", "where", "which", "who", "whom", "whose", "why",
 ];
+/// The words after `how` that make it ask for a quantity (`how many incidents are open?`).
+pub const HOW_QUANTITY: &[&str] = &["many", "much"];
 
 /// English prepositions and subordinating words: a closed word class (any grammar lists it),
 /// where a request's head ends.
@@ -75,10 +78,11 @@ pub struct QueryToken {
 }
 
 impl QueryToken {
-    /// A past participle or past tense by its form: six letters or more ending in `-ed`, which
-    /// the stemmer strips (`created`, `assigned`; not `need`, `embed`, `speed`).
+    /// A past participle or past tense by its form: five letters or more ending in `-ed`, which
+    /// the stemmer strips (`created`, `saved`; not `need`, `speed`). A few words the stemmer
+    /// strips too are taken for one (`embed`), which only halves their mass.
     pub fn is_participle(&self) -> bool {
-        self.text.len() > 5 && self.text.ends_with("ed") && self.term.len() < self.text.len()
+        self.text.len() > 4 && self.text.ends_with("ed") && self.term.len() < self.text.len()
     }
 }
 
@@ -93,9 +97,12 @@ pub struct Analysis {
 impl Analysis {
     /// Whether the request opens with an interrogative: a question asks to be told.
     pub fn is_question(&self) -> bool {
-        self.tokens
-            .first()
-            .is_some_and(|t| INTERROGATIVES.contains(&t.text.to_ascii_lowercase().as_str()))
+        let word = |i: usize| self.tokens.get(i).map(|t| t.text.to_ascii_lowercase());
+        match word(0).as_deref() {
+            Some("how") => word(1).is_some_and(|w| HOW_QUANTITY.contains(&w.as_str())),
+            Some(first) => INTERROGATIVES.contains(&first),
+            None => false,
+        }
     }
 
     /// The distinct terms of the query that are words, each once (first occurrence wins, but a
@@ -373,7 +380,7 @@ mod tests {
             participles("list issues created or assigned to me"),
             ["created", "assigned"]
         );
-        assert!(participles("we need to embed the shed at speed").is_empty());
+        assert!(participles("we need the shed at speed").is_empty());
     }
 
     #[test]
@@ -390,6 +397,7 @@ mod tests {
             "show me what changed",
             "",
             "delete it?",
+            "how do I make a new page?",
         ] {
             assert!(!analyze(q).is_question(), "{q}");
         }
