@@ -113,7 +113,7 @@ pub const REGISTRY: &[(Rule, &str, &str)] = &[
     (Rule::StepsAfterWhole, "steps_after_whole", "with sentence_steps: a request of several steps that the whole answers with fewer tools than the limit gets its steps' answers after the whole's"),
     (Rule::FullCoverageAnchors, "full_coverage_anchors", "with name_anchor: a result that covers every word with mass needs no match in its name or label (no word of it is a stray description match)"),
     (Rule::ProductNamesKeepMass, "product_names_keep_mass", "with head_mass: a product's name in the tail keeps its whole mass (`… from snowflake`): it says where the tool is, not how to call it"),
-    (Rule::QuestionsRead, "questions_read", "with read_gets_no_write: a request opening with an interrogative (`who`, `what`, `how`…) and naming no action asks to read"),
+    (Rule::QuestionsRead, "questions_read", "with read_gets_no_write: a request opening with an interrogative (`who`, `what`, `which`, `how many`…) and naming no action asks to read"),
     (Rule::ParticiplesDescribe, "participles_describe", "a past participle (`issues created last week`, `assigned to me`) describes the data: it carries TAIL_SHARE of its mass, as a tail word does, and asks for no action (rule 17)"),
 ];
 
