@@ -97,9 +97,10 @@ pub struct Analysis {
 impl Analysis {
     /// Whether the request opens with an interrogative: a question asks to be told.
     pub fn is_question(&self) -> bool {
-        let word = |i: usize| self.tokens.get(i).map(|t| t.text.to_ascii_lowercase());
-        match word(0).as_deref() {
-            Some("how") => word(1).is_some_and(|w| HOW_QUANTITY.contains(&w.as_str())),
+        // Tokens are lowercase as analysed.
+        let word = |i: usize| self.tokens.get(i).map(|t| t.text.as_str());
+        match word(0) {
+            Some("how") => word(1).is_some_and(|w| HOW_QUANTITY.contains(&w)),
             Some(first) => INTERROGATIVES.contains(&first),
             None => false,
         }
